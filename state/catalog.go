@@ -1,0 +1,99 @@
+package state
+
+import "iter"
+
+// This file holds the row model that every holder of state presents: a live
+// job (runtime/session), our savepoints (savepoint) and Flink's
+// (savepoint/flink). The query package defines its Catalog interface in
+// these types, so none of them imports query.
+
+// OperatorInfo describes one operator of a job or savepoint.
+type OperatorInfo struct {
+	ID             string // 32 hex digits (Flink: murmur3-128 of the uid)
+	UID            string // empty when unknown
+	Name           string // stored name, else the uid, else the id
+	Parallelism    int
+	MaxParallelism int
+	// Unsupported lists what a reader could not open for this operator
+	// (e.g. "keyed state: native RocksDB format not supported").
+	Unsupported []string
+}
+
+// KeyedRow is one row of the keyed_state table. Key, Namespace, UserKey and
+// Value are dynamic values (see Hex); UserKey is nil except for map state
+// (the map key) and list state (the element's position, int64).
+type KeyedRow struct {
+	OperatorID   string
+	OperatorName string
+	Subtask      int
+	KeyGroup     int
+	StateName    string
+	Kind         Kind
+	Key          any
+	Namespace    any
+	UserKey      any
+	Value        any
+}
+
+// OperatorRow is one row of the operator_state table. For broadcast state
+// Key holds the map key; for list state Position is the element's index.
+type OperatorRow struct {
+	OperatorID   string
+	OperatorName string
+	Subtask      int
+	StateName    string
+	Kind         Kind // KindSplitList, KindUnionList or KindBroadcast
+	Position     int
+	Key          any
+	Value        any
+}
+
+// TimerRow is one row of the timers table.
+type TimerRow struct {
+	OperatorID   string
+	OperatorName string
+	Subtask      int
+	KeyGroup     int
+	Key          any
+	Namespace    any
+	Domain       string // "event" or "processing"
+	Timestamp    int64  // epoch milliseconds
+}
+
+// KeyedScan selects keyed rows. Empty fields select everything.
+type KeyedScan struct {
+	OperatorID string
+	StateName  string
+	// KeyGroups restricts the scan to these key groups; nil means all.
+	KeyGroups []int
+}
+
+// OperatorScan selects operator state rows.
+type OperatorScan struct {
+	OperatorID string
+	StateName  string
+}
+
+// TimerScan selects timer rows.
+type TimerScan struct {
+	OperatorID string
+	KeyGroups  []int
+}
+
+// Catalog is implemented by everything that holds state. Iterators stream:
+// an implementation must not load more than one key group (or one state
+// file section) at a time, and stops reading when the consumer stops.
+//
+// The query package declares the same method set as its own interface.
+type Catalog interface {
+	Operators() []OperatorInfo
+	// States lists the StateMeta of every state, with entry counts where known.
+	States() []StateMeta
+	Keyed(scan KeyedScan) iter.Seq2[KeyedRow, error]
+	OperatorState(scan OperatorScan) iter.Seq2[OperatorRow, error]
+	Timers(scan TimerScan) iter.Seq2[TimerRow, error]
+	// KeyGroupOf returns the key group a key literal falls in for one keyed
+	// state, or ok=false when the key cannot be encoded with that state's key
+	// type (the query then scans).
+	KeyGroupOf(meta StateMeta, key any) (kg int, ok bool)
+}
