@@ -1,0 +1,117 @@
+package state
+
+import (
+	"errors"
+	"iter"
+)
+
+// ErrNotRegistered is returned for a state name no operator declared.
+var ErrNotRegistered = errors.New("state: not registered")
+
+// StateDesc is a state declaration with its types erased, as backends see it.
+// The typed descriptors (Value, List, Map, Reducing, Aggregating) build it.
+type StateDesc struct {
+	// Meta names the state and its types; the runtime fills in the operator
+	// and key type before the backend sees it.
+	Meta StateMeta
+	// Namespace encodes namespaces; nil means the void namespace.
+	Namespace AnyCodec
+	// UserKey encodes map keys (map state only).
+	UserKey AnyCodec
+	// Value encodes values, list elements, map values and accumulators.
+	Value AnyCodec
+	// Merge combines two values of reducing and aggregating state (Reduce or
+	// AggregateFunction.Merge); backends use it when namespaces merge.
+	Merge func(a, b any) any
+}
+
+// KeyedBackend holds the keyed state of one operator in one subtask: the key
+// groups of KeyGroups(). Heap and pebble implement it; operator code only
+// ever sees the typed states built on Table.
+//
+// Accesses go to the current key set by SetCurrentKey, as in Flink: the
+// runtime sets it before each element of a keyed input.
+type KeyedBackend interface {
+	// KeyGroups is the range of key groups this backend holds.
+	KeyGroups() KeyGroupRange
+	// Register declares a state, or returns the table already declared under
+	// that name. A state restored from a snapshot becomes readable through
+	// the declared codecs here; a kind or type that changed is an error.
+	Register(d StateDesc) (Table, error)
+	// Timers returns the timer queue called name (its entries are
+	// snapshotted as TimerStateName(name)). meta describes it for StateMeta.
+	Timers(name string, meta StateMeta) (TimerQueue, error)
+	// SetCurrentKey sets the key (encoded) and its key group for all tables.
+	SetCurrentKey(key []byte, keyGroup int)
+	// CurrentKey returns what SetCurrentKey set.
+	CurrentKey() (key []byte, keyGroup int)
+	// States lists every declared, restored and timer state, ordered by name.
+	States() []StateMeta
+	// Entries yields the entries of one key group in Entry order; a non-empty
+	// stateName restricts them to that state. The yielded slices are only
+	// valid until the next iteration step.
+	Entries(keyGroup int, stateName string) iter.Seq2[Entry, error]
+	// Restore loads snapshotted entries before any state is registered. metas
+	// describe the states the entries belong to. Entries of one key group
+	// arrive in Entry order; key groups may arrive in any order, and entries
+	// outside KeyGroups() are an error.
+	Restore(metas []StateMeta, entries iter.Seq2[Entry, error]) error
+	// Close releases the backend's resources.
+	Close() error
+}
+
+// Table is one declared keyed state in a backend, accessed under the
+// backend's current key. Values are Go values of the StateDesc codecs'
+// types, boxed; namespaces and user keys are encoded bytes.
+type Table interface {
+	Desc() StateDesc
+
+	// Get and Put serve value, reducing and aggregating state.
+	Get(ns []byte) (v any, ok bool, err error)
+	Put(ns []byte, v any) error
+
+	// List state.
+	ListGet(ns []byte) ([]any, error)
+	ListAppend(ns []byte, v any) error
+	ListPut(ns []byte, vs []any) error
+
+	// Map state.
+	MapGet(ns, userKey []byte) (v any, ok bool, err error)
+	MapPut(ns, userKey []byte, v any) error
+	MapDelete(ns, userKey []byte) error
+	// MapRange calls fn for every entry of the map under ns in user key
+	// byte order until fn returns false.
+	MapRange(ns []byte, fn func(userKey []byte, v any) bool) error
+
+	// Clear removes everything under ns for the current key.
+	Clear(ns []byte) error
+	// MergeNamespaces folds the state of sources into target and clears the
+	// sources (session windows): values combine with StateDesc.Merge, lists
+	// concatenate in source order after target's, maps take the union with
+	// later sources winning.
+	MergeNamespaces(target []byte, sources [][]byte) error
+}
+
+// Timer is a timer of one key and namespace at an epoch-millisecond time.
+type Timer struct {
+	Timestamp int64
+	KeyGroup  int
+	Key       []byte
+	Namespace []byte
+}
+
+// TimerQueue holds the timers of one kind (event or processing time) of one
+// operator subtask, deduplicated by (timestamp, key, namespace) and ordered by
+// timestamp; ties break by key group, key, namespace so that firing order is
+// deterministic.
+type TimerQueue interface {
+	// Add registers a timer; it reports false when it was already there.
+	Add(t Timer) (bool, error)
+	// Delete removes a timer if present.
+	Delete(t Timer) error
+	// Peek returns the earliest timer.
+	Peek() (Timer, bool, error)
+	// Pop removes and returns the earliest timer.
+	Pop() (Timer, bool, error)
+	Len() int
+}
