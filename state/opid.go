@@ -1,0 +1,78 @@
+package state
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"math/bits"
+)
+
+// OperatorID derives an operator's id from its uid as Flink does: the
+// 128-bit murmur3 (x64, seed 0) of the uid's UTF-8 bytes, as 32 hex digits.
+// The same uid therefore gives the same id here and in a Flink savepoint.
+func OperatorID(uid string) string {
+	h1, h2 := murmur3x64128([]byte(uid))
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], h1)
+	binary.LittleEndian.PutUint64(b[8:], h2)
+	return hex.EncodeToString(b[:])
+}
+
+func murmur3x64128(data []byte) (h1, h2 uint64) {
+	const c1, c2 = 0x87c37b91114253d5, 0x4cf5ad432745937f
+	n := len(data)
+	for len(data) >= 16 {
+		k1 := binary.LittleEndian.Uint64(data)
+		k2 := binary.LittleEndian.Uint64(data[8:])
+		data = data[16:]
+		k1 *= c1
+		k1 = bits.RotateLeft64(k1, 31)
+		k1 *= c2
+		h1 ^= k1
+		h1 = bits.RotateLeft64(h1, 27)
+		h1 += h2
+		h1 = h1*5 + 0x52dce729
+		k2 *= c2
+		k2 = bits.RotateLeft64(k2, 33)
+		k2 *= c1
+		h2 ^= k2
+		h2 = bits.RotateLeft64(h2, 31)
+		h2 += h1
+		h2 = h2*5 + 0x38495ab5
+	}
+	var k1, k2 uint64
+	for i := len(data) - 1; i >= 8; i-- {
+		k2 ^= uint64(data[i]) << ((i - 8) * 8)
+	}
+	if len(data) > 8 {
+		k2 *= c2
+		k2 = bits.RotateLeft64(k2, 33)
+		k2 *= c1
+		h2 ^= k2
+	}
+	for i := min(len(data), 8) - 1; i >= 0; i-- {
+		k1 ^= uint64(data[i]) << (i * 8)
+	}
+	if len(data) > 0 {
+		k1 *= c1
+		k1 = bits.RotateLeft64(k1, 31)
+		k1 *= c2
+		h1 ^= k1
+	}
+	h1 ^= uint64(n)
+	h2 ^= uint64(n)
+	h1 += h2
+	h2 += h1
+	h1, h2 = fmix64(h1), fmix64(h2)
+	h1 += h2
+	h2 += h1
+	return h1, h2
+}
+
+func fmix64(k uint64) uint64 {
+	k ^= k >> 33
+	k *= 0xff51afd7ed558ccd
+	k ^= k >> 33
+	k *= 0xc4ceb9fe1a85ec53
+	k ^= k >> 33
+	return k
+}
