@@ -1,0 +1,528 @@
+package flink
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"iter"
+	"slices"
+
+	"github.com/golang/snappy"
+
+	"streamdbg/state"
+)
+
+const endOfKeyGroup = 0xffff
+
+// entry is one decoded keyed entry or timer of one key group.
+type entry struct {
+	meta      *stateMeta
+	keyGroup  int
+	key       any
+	namespace any
+	userKey   any
+	value     any
+	timestamp int64 // timers
+}
+
+// keyedFile is one subtask's keyed state file with its header.
+type keyedFile struct {
+	op      *operatorMeta
+	subtask int
+	handle  *keyGroupsHandle
+	header  *keyedHeader
+}
+
+// keyedFiles lists the keyed files of the operators a selector picks.
+func (sp *Savepoint) keyedFiles(opSel string) []keyedFile {
+	var out []keyedFile
+	for _, op := range sp.md.operators {
+		if !sp.matchOperator(op, opSel) {
+			continue
+		}
+		for _, st := range op.subtasks {
+			if st.keyed == nil {
+				continue
+			}
+			out = append(out, keyedFile{op: op, subtask: st.index, handle: st.keyed, header: sp.keyedHeaderOf(op, st.keyed)})
+		}
+	}
+	return out
+}
+
+// Keyed streams keyed state rows, one key group in memory at a time. List
+// state gives one row per element (UserKey = position), map state one row
+// per entry (UserKey = map key). Timers are not keyed rows: see Timers.
+//
+// A keyed file whose header cannot be read (an unknown serializer) is an
+// error when the scan names its operator or one of its states; a scan of
+// everything skips it (Operators reports it as unsupported).
+func (sp *Savepoint) Keyed(scan state.KeyedScan) iter.Seq2[state.KeyedRow, error] {
+	return func(yield func(state.KeyedRow, error) bool) {
+		for _, f := range sp.keyedFiles(scan.OperatorID) {
+			name := sp.opName(f.op)
+			want := func(m *stateMeta) bool {
+				return m.backendType == backendKeyValue && (scan.StateName == "" || scan.StateName == m.name)
+			}
+			if f.header.err != nil && sp.explicitlyWanted(f, scan.OperatorID, scan.StateName) {
+				if !yield(state.KeyedRow{}, f.header.err) {
+					return
+				}
+				continue
+			}
+			if f.header.err != nil || !slices.ContainsFunc(f.header.states, want) {
+				continue
+			}
+			for e, err := range sp.entries(f, scan.KeyGroups, want) {
+				if err != nil {
+					if !yield(state.KeyedRow{}, err) {
+						return
+					}
+					break
+				}
+				row := state.KeyedRow{
+					OperatorID:   f.op.id,
+					OperatorName: name,
+					Subtask:      f.subtask,
+					KeyGroup:     e.keyGroup,
+					StateName:    e.meta.name,
+					Kind:         e.meta.kind(),
+					Key:          e.key,
+					Namespace:    e.namespace,
+					UserKey:      e.userKey,
+					Value:        e.value,
+				}
+				if !yield(row, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+func (sp *Savepoint) explicitlyWanted(f keyedFile, opSel, stateSel string) bool {
+	if opSel != "" {
+		return true
+	}
+	if stateSel == "" {
+		return false
+	}
+	for _, m := range f.header.states {
+		if m.name == stateSel {
+			return true
+		}
+	}
+	return false
+}
+
+// Timers streams the timers of keyed operators.
+func (sp *Savepoint) Timers(scan state.TimerScan) iter.Seq2[state.TimerRow, error] {
+	return func(yield func(state.TimerRow, error) bool) {
+		for _, f := range sp.keyedFiles(scan.OperatorID) {
+			want := func(m *stateMeta) bool { return m.backendType == backendPriorityQueue }
+			if f.header.err != nil {
+				if scan.OperatorID != "" && !yield(state.TimerRow{}, f.header.err) {
+					return
+				}
+				continue
+			}
+			if !slices.ContainsFunc(f.header.states, want) {
+				continue
+			}
+			name := sp.opName(f.op)
+			for e, err := range sp.entries(f, scan.KeyGroups, want) {
+				if err != nil {
+					if !yield(state.TimerRow{}, err) {
+						return
+					}
+					break
+				}
+				row := state.TimerRow{
+					OperatorID:   f.op.id,
+					OperatorName: name,
+					Subtask:      f.subtask,
+					KeyGroup:     e.keyGroup,
+					Key:          e.key,
+					Namespace:    e.namespace,
+					Domain:       e.meta.domain(),
+					Timestamp:    e.timestamp,
+				}
+				if !yield(row, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// entries streams the entries of the wanted states in the key groups of
+// one keyed file, restricted to kgs when not nil. Each key group is read
+// and decoded on its own; a corrupt key group ends the file with an error.
+func (sp *Savepoint) entries(f keyedFile, kgs []int, want func(*stateMeta) bool) iter.Seq2[entry, error] {
+	return func(yield func(entry, error) bool) {
+		h := f.handle
+		sec, c, err := h.stream.open()
+		if err != nil {
+			yield(entry{}, err)
+			return
+		}
+		defer c.Close()
+		sorted := sortedOffsets(h.offsets)
+		prefix := 1
+		if f.op.maxParallelism > 128 {
+			prefix = 2
+		}
+		for i, off := range h.offsets {
+			kg := h.first + i
+			if off <= 0 || (kgs != nil && !slices.Contains(kgs, kg)) {
+				continue
+			}
+			b, err := sp.readSection(sec, off, sectionEnd(sorted, off, sec.size()))
+			if err != nil {
+				yield(entry{}, err)
+				return
+			}
+			r := &kgReader{
+				file: sec.name(), base: off, kg: kg, prefix: prefix,
+				header: f.header, want: want, yield: yield,
+			}
+			if !r.read(b, h.kind) {
+				return
+			}
+		}
+	}
+}
+
+// kgReader decodes one key group in the canonical or the heap-native
+// layout and hands the wanted entries to yield.
+type kgReader struct {
+	file   string
+	base   int64
+	kg     int
+	prefix int
+	header *keyedHeader
+	want   func(*stateMeta) bool
+	yield  func(entry, error) bool
+}
+
+// read returns false when the consumer stopped or an error was yielded.
+func (r *kgReader) read(b []byte, kind byte) bool {
+	native := kind == handleKeyGroupsV2
+	if kind == handleKeyGroups && len(b) >= 4 {
+		// The older handle type is used by both layouts; the heap-native
+		// one starts with the key group id.
+		native = int(int32(uint32(b[0])<<24|uint32(b[1])<<16|uint32(b[2])<<8|uint32(b[3]))) == r.kg
+	}
+	var err error
+	if native {
+		err = r.readNative(b)
+	} else {
+		err = r.readCanonical(b)
+	}
+	if err == errStopped {
+		return false
+	}
+	if err != nil {
+		r.yield(entry{}, err)
+		return false
+	}
+	return true
+}
+
+var errStopped = fmt.Errorf("flink: consumer stopped")
+
+// maxKeyGroupSize bounds a decompressed key group.
+const maxKeyGroupSize = 1 << 30
+
+func (r *kgReader) decompress(b []byte, at int64) (*decoder, error) {
+	if !r.header.compressed {
+		return newDecoder(r.file, at, b), nil
+	}
+	out, err := io.ReadAll(io.LimitReader(snappy.NewReader(bytes.NewReader(b)), maxKeyGroupSize+1))
+	if err != nil {
+		return nil, &FormatError{File: r.file, Offset: at, Msg: fmt.Sprintf("key group %d: snappy: %v", r.kg, err), Err: ErrCorrupt}
+	}
+	if len(out) > maxKeyGroupSize {
+		return nil, &FormatError{File: r.file, Offset: at, Msg: fmt.Sprintf("key group %d decompresses to more than %d bytes", r.kg, maxKeyGroupSize), Err: ErrUnsupported}
+	}
+	// Offsets inside decompressed bytes are not file offsets: errors name
+	// the key group's offset and the decompressed position.
+	return newDecoder(fmt.Sprintf("%s (key group %d at %d, decompressed)", r.file, r.kg, at), 0, out), nil
+}
+
+func (r *kgReader) stateByID(d *decoder, id int) *stateMeta {
+	if id >= len(r.header.states) {
+		d.fail("key group %d: state id %d of %d", r.kg, id, len(r.header.states))
+		return nil
+	}
+	return r.header.states[id]
+}
+
+// readCanonical decodes FullSnapshotAsyncWriter's layout: a state id, then
+// (key, value) pairs; bit 0x80 of a key's first byte says a state id (or
+// the end-of-group mark) follows the pair.
+func (r *kgReader) readCanonical(b []byte) error {
+	d, err := r.decompress(b, r.base)
+	if err != nil {
+		return err
+	}
+	m := r.stateByID(d, int(d.u16()))
+	for d.err == nil {
+		key := d.take(d.count("key byte", 1))
+		value := d.take(d.count("value byte", 0))
+		if d.err != nil {
+			break
+		}
+		if len(key) == 0 {
+			d.fail("key group %d: empty key", r.kg)
+			break
+		}
+		more := key[0]&0x80 != 0
+		if more {
+			key = append([]byte{key[0] &^ 0x80}, key[1:]...)
+		}
+		if r.want(m) {
+			e, err := r.decodePair(d.pos(), m, key, value)
+			if err != nil {
+				return err
+			}
+			for _, x := range e {
+				if !r.yield(x, nil) {
+					return errStopped
+				}
+			}
+		}
+		if more {
+			id := d.u16()
+			if id == endOfKeyGroup {
+				break
+			}
+			m = r.stateByID(d, int(id))
+		}
+	}
+	return d.err
+}
+
+// decodePair decodes one canonical (key, value) pair. List values give one
+// entry per element.
+func (r *kgReader) decodePair(at int64, m *stateMeta, key, value []byte) ([]entry, error) {
+	kd := newDecoder(r.file, at, key)
+	gotKG := 0
+	for range r.prefix {
+		gotKG = gotKG<<8 | int(kd.u8())
+	}
+	if kd.err == nil && gotKG != r.kg {
+		kd.fail("entry of key group %d inside key group %d", gotKG, r.kg)
+	}
+	e := entry{meta: m, keyGroup: r.kg}
+	if m.unreadable != "" {
+		return nil, fmt.Errorf("flink: %s: state %q: %w", r.file, m.name, &UnknownSerializerError{Class: m.unreadable})
+	}
+	if m.backendType == backendPriorityQueue {
+		ts, ok := m.value.(*timerSer)
+		if !ok {
+			return nil, fmt.Errorf("flink: %s: timer state %q has serializer %s", r.file, m.name, typeOf(m.value))
+		}
+		t := ts.decodeTimer(kd)
+		e.key, e.namespace, e.timestamp = t.key, t.namespace, t.timestamp
+		if kd.err != nil {
+			return nil, kd.err
+		}
+		return []entry{e}, nil
+	}
+	// Key and namespace are followed by their lengths only when both have a
+	// variable length (CompositeKeySerializationUtils).
+	ambiguous := r.header.key.fixedLen() < 0 && m.namespace != nil && m.namespace.fixedLen() < 0
+	e.key = r.header.key.decode(kd)
+	if ambiguous {
+		kd.varUint()
+	}
+	if m.namespace != nil {
+		e.namespace = m.namespace.decode(kd)
+		if ambiguous {
+			kd.varUint()
+		}
+	}
+	if kd.err != nil {
+		return nil, kd.err
+	}
+	switch m.kind() {
+	case state.KindMap:
+		ms, ok := m.mapParts()
+		if !ok {
+			return nil, fmt.Errorf("flink: %s: map state %q has serializer %s", r.file, m.name, typeOf(m.value))
+		}
+		uk, err := decodeWhole(ms.key, r.file, at, kd.b[kd.off:])
+		if err != nil {
+			return nil, err
+		}
+		e.userKey = uk
+		vd := newDecoder(r.file, at, value)
+		if vd.boolean() {
+			if vd.remaining() != 0 {
+				vd.fail("null map value with %d bytes", vd.remaining())
+				return nil, vd.err
+			}
+			return []entry{e}, vd.err
+		}
+		if vd.err != nil {
+			return nil, vd.err
+		}
+		e.value, err = decodeWhole(ms.value, r.file, at, vd.b[vd.off:])
+		if err != nil {
+			return nil, err
+		}
+		return []entry{e}, nil
+	case state.KindList:
+		if kd.remaining() != 0 {
+			kd.fail("%d bytes after the key of list state %q", kd.remaining(), m.name)
+			return nil, kd.err
+		}
+		elem, ok := m.listElem()
+		if !ok {
+			return nil, fmt.Errorf("flink: %s: list state %q has serializer %s", r.file, m.name, typeOf(m.value))
+		}
+		return decodeDelimitedList(r.file, at, e, elem, value)
+	}
+	if kd.remaining() != 0 {
+		kd.fail("%d bytes after the key of state %q", kd.remaining(), m.name)
+		return nil, kd.err
+	}
+	v, err := decodeWhole(m.value, r.file, at, value)
+	if err != nil {
+		return nil, err
+	}
+	e.value = v
+	return []entry{e}, nil
+}
+
+// decodeDelimitedList splits ListDelimitedSerializer bytes: elements
+// separated by one ',' byte. An element that cannot be decoded makes the
+// rest of the value one hex element.
+func decodeDelimitedList(file string, at int64, base entry, elem serializer, value []byte) ([]entry, error) {
+	d := newDecoder(file, at, value)
+	var out []entry
+	for pos := int64(0); d.remaining() > 0; pos++ {
+		start := d.off
+		v := elem.decode(d)
+		if d.err != nil {
+			if !isUnknownSerializer(d.err) {
+				return nil, d.err
+			}
+			v = state.Hex(append([]byte(nil), value[start:]...))
+			d.err, d.off = nil, len(value)
+		}
+		e := base
+		e.userKey, e.value = pos, v
+		out = append(out, e)
+		if d.remaining() > 0 && d.u8() != ',' {
+			d.off--
+			d.fail("list element not followed by ','")
+			return nil, d.err
+		}
+	}
+	return out, nil
+}
+
+// readNative decodes HeapSnapshotStrategy's layout: the key group id, then
+// per state a state id, an entry count and (namespace, key, value)
+// entries, values written whole with no length.
+func (r *kgReader) readNative(b []byte) error {
+	d := newDecoder(r.file, r.base, b)
+	if id := int(d.i32()); d.err == nil && id != r.kg {
+		d.off -= 4
+		d.fail("key group %d starts with id %d", r.kg, id)
+	}
+	if d.err != nil {
+		return d.err
+	}
+	d, err := r.decompress(b[4:], r.base+4)
+	if err != nil {
+		return err
+	}
+	for range len(r.header.states) {
+		if d.remaining() == 0 {
+			break
+		}
+		m := r.stateByID(d, int(d.u16()))
+		n := d.count("entry", 1)
+		if d.err != nil {
+			return d.err
+		}
+		if m.unreadable != "" {
+			return fmt.Errorf("flink: %s: state %q: %w", r.file, m.name, &UnknownSerializerError{Class: m.unreadable})
+		}
+		for range n {
+			e := entry{meta: m, keyGroup: r.kg}
+			var vals []entry
+			if m.backendType == backendPriorityQueue {
+				ts, ok := m.value.(*timerSer)
+				if !ok {
+					return fmt.Errorf("flink: %s: timer state %q has serializer %s", r.file, m.name, typeOf(m.value))
+				}
+				t := ts.decodeTimer(d)
+				e.key, e.namespace, e.timestamp = t.key, t.namespace, t.timestamp
+				vals = []entry{e}
+			} else {
+				if m.namespace != nil {
+					e.namespace = m.namespace.decode(d)
+				}
+				e.key = r.header.key.decode(d)
+				vals = r.nativeValue(d, e)
+			}
+			if d.err != nil {
+				return d.err
+			}
+			if !r.want(m) {
+				continue
+			}
+			for _, x := range vals {
+				if !r.yield(x, nil) {
+					return errStopped
+				}
+			}
+		}
+	}
+	return d.err
+}
+
+// nativeValue decodes a whole state value of the heap-native layout: a list
+// becomes one entry per element, a map one entry per map entry.
+func (r *kgReader) nativeValue(d *decoder, e entry) []entry {
+	m := e.meta
+	switch m.kind() {
+	case state.KindList:
+		if ls, ok := unwrapTTL(m.value).(*listSer); ok {
+			n := d.count("list element", max(ls.elem.fixedLen(), 0))
+			out := make([]entry, 0, min(n, 1024))
+			for i := range n {
+				x := e
+				x.userKey, x.value = int64(i), ls.elem.decode(d)
+				if d.err != nil {
+					return nil
+				}
+				out = append(out, x)
+			}
+			return out
+		}
+	case state.KindMap:
+		if ms, ok := unwrapTTL(m.value).(*mapSer); ok {
+			n := d.count("map entry", max(ms.key.fixedLen(), 0)+1)
+			out := make([]entry, 0, min(n, 1024))
+			for range n {
+				x := e
+				x.userKey = ms.key.decode(d)
+				if !d.boolean() {
+					x.value = ms.value.decode(d)
+				}
+				if d.err != nil {
+					return nil
+				}
+				out = append(out, x)
+			}
+			return out
+		}
+	}
+	e.value = m.value.decode(d)
+	return []entry{e}
+}

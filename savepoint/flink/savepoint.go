@@ -1,0 +1,386 @@
+package flink
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"streamdbg/state"
+)
+
+// maxMetadataSize bounds the `_metadata` read into memory. Real ones are
+// kilobytes to a few megabytes (inline state included).
+const maxMetadataSize = 256 << 20
+
+// Savepoint is an opened Flink savepoint or retained checkpoint directory.
+// It implements state.Catalog. Open reads `_metadata` only; state files are
+// read when their states are listed or scanned, one section at a time.
+// A Savepoint is safe for concurrent use.
+type Savepoint struct {
+	dir string
+	md  *metadata
+
+	mu        sync.Mutex
+	keyed     map[*keyGroupsHandle]*keyedHeader
+	operator  map[*operatorStateHandle]*operatorHeader
+	metas     []state.StateMeta // cached States()
+	listed    bool
+	sections  atomic.Int64 // sections read from state files, for tests
+	operators []state.OperatorInfo
+}
+
+var _ state.Catalog = (*Savepoint)(nil)
+
+// IsFlink reports whether dir holds a Flink `_metadata` file (by its magic).
+func IsFlink(dir string) bool {
+	f, err := os.Open(filepath.Join(dir, "_metadata"))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var b [4]byte
+	if _, err := io.ReadFull(f, b[:]); err != nil {
+		return false
+	}
+	return binary.BigEndian.Uint32(b[:]) == Magic
+}
+
+// Open reads the `_metadata` of a Flink savepoint or checkpoint directory.
+func Open(dir string) (*Savepoint, error) {
+	p := filepath.Join(dir, "_metadata")
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, fmt.Errorf("flink: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxMetadataSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("flink: %s: %w", p, err)
+	}
+	if len(b) > maxMetadataSize {
+		return nil, fmt.Errorf("flink: %s is larger than %d bytes: %w", p, maxMetadataSize, ErrUnsupported)
+	}
+	return openBytes(dir, b)
+}
+
+func openBytes(dir string, b []byte) (*Savepoint, error) {
+	md, err := parseMetadata("_metadata", b)
+	if err != nil {
+		return nil, err
+	}
+	sp := &Savepoint{
+		dir:      dir,
+		md:       md,
+		keyed:    map[*keyGroupsHandle]*keyedHeader{},
+		operator: map[*operatorStateHandle]*operatorHeader{},
+	}
+	for _, op := range md.operators {
+		for i := range op.subtasks {
+			st := &op.subtasks[i]
+			if st.keyed != nil {
+				st.keyed.stream.resolve(dir)
+			}
+			if st.operatorState != nil {
+				st.operatorState.stream.resolve(dir)
+			}
+			if st.rawKeyed || st.rawOperator {
+				op.addUnsupported("raw state (written by the operator itself, no meta information) not shown")
+			}
+		}
+		info := state.OperatorInfo{
+			ID:             op.id,
+			UID:            op.uid,
+			Name:           op.name,
+			Parallelism:    op.parallelism,
+			MaxParallelism: op.maxParallelism,
+		}
+		if info.Name == "" {
+			info.Name = op.uid
+		}
+		if info.Name == "" {
+			info.Name = op.id
+		}
+		sp.operators = append(sp.operators, info)
+	}
+	return sp, nil
+}
+
+// Dir is the directory the savepoint was opened from.
+func (sp *Savepoint) Dir() string { return sp.dir }
+
+// Version is the `_metadata` format version (3 to 6).
+func (sp *Savepoint) Version() int { return sp.md.version }
+
+// CheckpointID is the id of the checkpoint the savepoint was taken as.
+func (sp *Savepoint) CheckpointID() int64 { return sp.md.checkpointID }
+
+// MasterStates lists the master states stored in `_metadata`.
+func (sp *Savepoint) MasterStates() []MasterState { return slices.Clone(sp.md.masters) }
+
+// Operators lists the operators in `_metadata` order, with what could not
+// be read (after States or a scan has looked at the state files).
+func (sp *Savepoint) Operators() []state.OperatorInfo {
+	sp.States() // fills in unreadable files
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	out := make([]state.OperatorInfo, len(sp.operators))
+	for i, info := range sp.operators {
+		info.Unsupported = slices.Clone(sp.md.operators[i].unsupported)
+		out[i] = info
+	}
+	return out
+}
+
+func (sp *Savepoint) opIndex(op *operatorMeta) int {
+	return slices.Index(sp.md.operators, op)
+}
+
+func (sp *Savepoint) opName(op *operatorMeta) string {
+	return sp.operators[sp.opIndex(op)].Name
+}
+
+// matchOperator reports whether a scan's operator selector picks op: the
+// id, the uid or the name.
+func (sp *Savepoint) matchOperator(op *operatorMeta, sel string) bool {
+	return sel == "" || sel == op.id || (op.uid != "" && sel == op.uid) || sel == sp.opName(op)
+}
+
+// keyedHeaderOf reads (once) the header of a keyed state file.
+func (sp *Savepoint) keyedHeaderOf(op *operatorMeta, h *keyGroupsHandle) *keyedHeader {
+	sp.mu.Lock()
+	kh, ok := sp.keyed[h]
+	sp.mu.Unlock()
+	if ok {
+		return kh
+	}
+	kh = sp.readKeyedHeader(h)
+	sp.mu.Lock()
+	sp.keyed[h] = kh
+	if kh.err != nil {
+		op.addUnsupported(fmt.Sprintf("keyed state file %s unreadable: %v", h.stream, kh.err))
+	}
+	sp.mu.Unlock()
+	return kh
+}
+
+func (sp *Savepoint) readKeyedHeader(h *keyGroupsHandle) *keyedHeader {
+	sec, c, err := h.stream.open()
+	if err != nil {
+		return &keyedHeader{err: err}
+	}
+	defer c.Close()
+	end := sec.size()
+	for _, off := range h.offsets {
+		if off > 0 && off < end {
+			end = off
+		}
+	}
+	end = min(end, headerProbe)
+	b, err := sec.read(0, end)
+	if err != nil {
+		return &keyedHeader{err: err}
+	}
+	sp.sections.Add(1)
+	return readKeyedHeader(newDecoder(sec.name(), 0, b))
+}
+
+// operatorHeaderOf reads (once) the header of an operator state file.
+func (sp *Savepoint) operatorHeaderOf(op *operatorMeta, h *operatorStateHandle) *operatorHeader {
+	sp.mu.Lock()
+	oh, ok := sp.operator[h]
+	sp.mu.Unlock()
+	if ok {
+		return oh
+	}
+	oh = sp.readOperatorHeader(h)
+	sp.mu.Lock()
+	sp.operator[h] = oh
+	if oh.err != nil {
+		op.addUnsupported(fmt.Sprintf("operator state file %s unreadable: %v", h.stream, oh.err))
+	}
+	sp.mu.Unlock()
+	return oh
+}
+
+func (sp *Savepoint) readOperatorHeader(h *operatorStateHandle) *operatorHeader {
+	sec, c, err := h.stream.open()
+	if err != nil {
+		return &operatorHeader{err: err}
+	}
+	defer c.Close()
+	end := sec.size()
+	for _, s := range h.states {
+		for _, off := range s.offsets {
+			if off > 0 && off < end {
+				end = off
+			}
+		}
+	}
+	end = min(end, headerProbe)
+	b, err := sec.read(0, end)
+	if err != nil {
+		return &operatorHeader{err: err}
+	}
+	sp.sections.Add(1)
+	oh := readOperatorHeader(newDecoder(sec.name(), 0, b))
+	if oh.err == nil && oh.compressed {
+		oh.err = fmt.Errorf("flink: %s: compressed operator state: %w", sec.name(), ErrUnsupported)
+	}
+	return oh
+}
+
+// States lists every state of every operator: keyed states from the keyed
+// files' headers (timers included, kind timers), operator states from the
+// operator state files' headers. Entries are the list lengths of operator
+// list state; unknown (0) elsewhere.
+func (sp *Savepoint) States() []state.StateMeta {
+	sp.mu.Lock()
+	if sp.listed {
+		out := slices.Clone(sp.metas)
+		sp.mu.Unlock()
+		return out
+	}
+	sp.mu.Unlock()
+
+	var metas []state.StateMeta
+	for _, op := range sp.md.operators {
+		name := sp.opName(op)
+		seen := map[string]int{}
+		add := func(m state.StateMeta) int {
+			if i, ok := seen[m.StateName]; ok {
+				return i
+			}
+			seen[m.StateName] = len(metas)
+			metas = append(metas, m)
+			return len(metas) - 1
+		}
+		for _, st := range op.subtasks {
+			if st.keyed != nil {
+				kh := sp.keyedHeaderOf(op, st.keyed)
+				for _, m := range kh.states {
+					add(keyedMeta(op.id, name, kh, m))
+				}
+			}
+			if st.operatorState != nil {
+				oh := sp.operatorHeaderOf(op, st.operatorState)
+				for _, s := range st.operatorState.states {
+					m := oh.find(s.name)
+					sm := state.StateMeta{OperatorID: op.id, OperatorName: name, StateName: s.name, Scope: state.ScopeOperator}
+					switch s.mode {
+					case 0:
+						sm.Kind = state.KindSplitList
+					case 1:
+						sm.Kind = state.KindUnionList
+					default:
+						sm.Kind = state.KindBroadcast
+					}
+					if m != nil {
+						sm.Kind = m.kind()
+						fillOperatorTypes(&sm, m)
+					}
+					i := add(sm)
+					if sm.Kind != state.KindBroadcast {
+						metas[i].Entries += int64(len(s.offsets))
+					}
+				}
+			}
+		}
+	}
+	sp.mu.Lock()
+	sp.metas, sp.listed = metas, true
+	sp.mu.Unlock()
+	return slices.Clone(metas)
+}
+
+func typeOf(s serializer) string {
+	if s == nil {
+		return ""
+	}
+	return s.typeName()
+}
+
+func keyedMeta(id, name string, kh *keyedHeader, m *stateMeta) state.StateMeta {
+	sm := state.StateMeta{
+		OperatorID:    id,
+		OperatorName:  name,
+		StateName:     m.name,
+		Scope:         state.ScopeKeyed,
+		Kind:          m.kind(),
+		KeyType:       typeOf(kh.key),
+		NamespaceType: typeOf(m.namespace),
+		ValueType:     typeOf(m.value),
+	}
+	switch sm.Kind {
+	case state.KindMap:
+		if ms, ok := m.mapParts(); ok {
+			sm.UserKeyType, sm.ValueType = ms.key.typeName(), ms.value.typeName()
+		}
+	case state.KindList:
+		if e, ok := m.listElem(); ok {
+			sm.UserKeyType, sm.ValueType = "position", e.typeName()
+		}
+	case state.KindTimers:
+		if ts, ok := m.value.(*timerSer); ok {
+			sm.NamespaceType = ts.namespace.typeName()
+			sm.ValueType = "timestamp"
+		}
+	}
+	if m.unreadable != "" {
+		sm.ValueType = m.unreadable
+	}
+	return sm
+}
+
+func fillOperatorTypes(sm *state.StateMeta, m *stateMeta) {
+	sm.ValueType = typeOf(m.value)
+	if m.unreadable != "" {
+		sm.ValueType = m.unreadable
+	}
+	if sm.Kind == state.KindBroadcast {
+		sm.UserKeyType = typeOf(m.key)
+	} else {
+		sm.UserKeyType = "position"
+	}
+}
+
+// readSection reads bytes [off, end) of a state file, counting the read.
+func (sp *Savepoint) readSection(sec section, off, end int64) ([]byte, error) {
+	if end < off {
+		return nil, &FormatError{File: sec.name(), Offset: off, Msg: fmt.Sprintf("section ends at %d, before it starts", end), Err: ErrCorrupt}
+	}
+	sp.sections.Add(1)
+	return sec.read(off, end-off)
+}
+
+// sectionEnd is where the section starting at off ends: the next larger
+// offset, or the end of the stream.
+func sectionEnd(sorted []int64, off, size int64) int64 {
+	i, _ := slices.BinarySearch(sorted, off+1)
+	if i < len(sorted) && sorted[i] <= size {
+		return sorted[i]
+	}
+	return size
+}
+
+func sortedOffsets(offs ...[]int64) []int64 {
+	var all []int64
+	for _, o := range offs {
+		for _, x := range o {
+			if x > 0 {
+				all = append(all, x)
+			}
+		}
+	}
+	slices.Sort(all)
+	return slices.Compact(all)
+}
+
+var snappyStreamID = []byte{0xff, 0x06, 0x00, 0x00, 's', 'N', 'a', 'P', 'p', 'Y'}
+
+func isSnappyFramed(b []byte) bool { return bytes.HasPrefix(b, snappyStreamID) }
