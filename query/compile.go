@@ -1,0 +1,715 @@
+package query
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
+// node is a compiled expression. eval never panics; a value it cannot
+// compute (NULL operand, types that do not compare, division by zero) is
+// NULL (nil). Errors come only from an Env (an unknown name).
+type node interface {
+	eval(c *evalCtx) (any, error)
+}
+
+type evalCtx struct {
+	row    *srcRow
+	env    Env
+	groups []any // grouped output: this group's GROUP BY values
+	aggs   []any // grouped output: this group's aggregate results
+}
+
+type (
+	constNode struct{ v any }
+	colNode   struct{ get func(*srcRow) any }
+	envNode   struct {
+		name string
+		pos  lexer.Position
+	}
+	fieldNode struct {
+		base node
+		name string
+	}
+	indexNode  struct{ base, index node }
+	negNode    struct{ a node }
+	arithNode  struct {
+		op   string
+		a, b node
+	}
+	cmpNode struct {
+		op   string
+		a, b node
+	}
+	andNode    struct{ args []node }
+	orNode     struct{ args []node }
+	notNode    struct{ a node }
+	isNullNode struct {
+		a   node
+		not bool
+	}
+	likeNode struct {
+		a, pat node
+		re     *regexp.Regexp // set when the pattern is constant
+		regexp bool           // REGEXP rather than LIKE
+		not    bool
+	}
+	inNode struct {
+		a    node
+		list []node
+		not  bool
+	}
+	betweenNode struct {
+		a, lo, hi node
+		not       bool
+	}
+	groupRef struct{ i int }
+	aggRef   struct{ i int }
+)
+
+func (n constNode) eval(*evalCtx) (any, error)    { return n.v, nil }
+func (n colNode) eval(c *evalCtx) (any, error)    { return n.get(c.row), nil }
+func (n groupRef) eval(c *evalCtx) (any, error)   { return c.groups[n.i], nil }
+func (n aggRef) eval(c *evalCtx) (any, error)     { return c.aggs[n.i], nil }
+func (n *envNode) eval(c *evalCtx) (any, error)   { return c.lookup(n.name, n.pos) }
+func (n *negNode) eval(c *evalCtx) (any, error)   { return eval1(c, n.a, negate) }
+func (n *notNode) eval(c *evalCtx) (any, error)   { return eval1(c, n.a, not3) }
+func (n *fieldNode) eval(c *evalCtx) (any, error) { return eval1(c, n.base, n.step) }
+
+func (c *evalCtx) lookup(name string, pos lexer.Position) (any, error) {
+	if c.env == nil {
+		return nil, errorf(pos, "unknown name %q", name)
+	}
+	v, ok := c.env.Lookup(name)
+	if !ok {
+		e := errorf(pos, "unknown name %q", name)
+		if n, ok := c.env.(interface{ Names() []string }); ok {
+			e.Hint = didYouMean(name, n.Names())
+		}
+		return nil, e
+	}
+	return v, nil
+}
+
+func eval1(c *evalCtx, a node, f func(any) any) (any, error) {
+	v, err := a.eval(c)
+	if err != nil {
+		return nil, err
+	}
+	return f(v), nil
+}
+
+func not3(v any) any {
+	if b, ok := v.(bool); ok {
+		return !b
+	}
+	return nil
+}
+
+func (n *fieldNode) step(v any) any {
+	if m, ok := v.(map[string]any); ok {
+		return m[n.name]
+	}
+	return nil
+}
+
+func (n *indexNode) eval(c *evalCtx) (any, error) {
+	v, err := n.base.eval(c)
+	if err != nil {
+		return nil, err
+	}
+	i, err := n.index.eval(c)
+	if err != nil {
+		return nil, err
+	}
+	switch x := v.(type) {
+	case []any:
+		if k, ok := i.(int64); ok && k >= 0 && k < int64(len(x)) {
+			return x[k], nil
+		}
+	case map[string]any:
+		if k, ok := i.(string); ok {
+			return x[k], nil
+		}
+	}
+	return nil, nil
+}
+
+func (n *arithNode) eval(c *evalCtx) (any, error) {
+	a, err := n.a.eval(c)
+	if err != nil {
+		return nil, err
+	}
+	b, err := n.b.eval(c)
+	if err != nil {
+		return nil, err
+	}
+	return arith(n.op, a, b), nil
+}
+
+func (n *cmpNode) eval(c *evalCtx) (any, error) {
+	a, err := n.a.eval(c)
+	if err != nil {
+		return nil, err
+	}
+	b, err := n.b.eval(c)
+	if err != nil {
+		return nil, err
+	}
+	r, ok := compare(a, b)
+	if !ok {
+		return nil, nil
+	}
+	switch n.op {
+	case "=":
+		return r == 0, nil
+	case "!=":
+		return r != 0, nil
+	case "<":
+		return r < 0, nil
+	case "<=":
+		return r <= 0, nil
+	case ">":
+		return r > 0, nil
+	case ">=":
+		return r >= 0, nil
+	}
+	return nil, nil
+}
+
+// AND and OR follow SQL's three-valued logic: FALSE AND NULL is FALSE,
+// TRUE OR NULL is TRUE, otherwise NULL wins. A non-boolean operand counts
+// as NULL.
+func (n *andNode) eval(c *evalCtx) (any, error) {
+	sawNull := false
+	for _, a := range n.args {
+		v, err := a.eval(c)
+		if err != nil {
+			return nil, err
+		}
+		b, ok := v.(bool)
+		switch {
+		case !ok:
+			sawNull = true
+		case !b:
+			return false, nil
+		}
+	}
+	if sawNull {
+		return nil, nil
+	}
+	return true, nil
+}
+
+func (n *orNode) eval(c *evalCtx) (any, error) {
+	sawNull := false
+	for _, a := range n.args {
+		v, err := a.eval(c)
+		if err != nil {
+			return nil, err
+		}
+		b, ok := v.(bool)
+		switch {
+		case !ok:
+			sawNull = true
+		case b:
+			return true, nil
+		}
+	}
+	if sawNull {
+		return nil, nil
+	}
+	return false, nil
+}
+
+func (n *isNullNode) eval(c *evalCtx) (any, error) {
+	v, err := n.a.eval(c)
+	if err != nil {
+		return nil, err
+	}
+	return (v == nil) != n.not, nil
+}
+
+func (n *likeNode) eval(c *evalCtx) (any, error) {
+	v, err := n.a.eval(c)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := v.(string)
+	if !ok {
+		return nil, nil
+	}
+	re := n.re
+	if re == nil {
+		p, err := n.pat.eval(c)
+		if err != nil {
+			return nil, err
+		}
+		ps, ok := p.(string)
+		if !ok {
+			return nil, nil
+		}
+		if n.regexp {
+			re, err = regexp.Compile(ps)
+		} else {
+			re, err = likeRegexp(ps)
+		}
+		if err != nil {
+			// A pattern computed per row that does not compile matches nothing.
+			return nil, nil
+		}
+	}
+	return re.MatchString(s) != n.not, nil
+}
+
+func (n *inNode) eval(c *evalCtx) (any, error) {
+	v, err := n.a.eval(c)
+	if err != nil {
+		return nil, err
+	}
+	if v == nil {
+		return nil, nil
+	}
+	sawNull := false
+	for _, e := range n.list {
+		w, err := e.eval(c)
+		if err != nil {
+			return nil, err
+		}
+		r, ok := compare(v, w)
+		switch {
+		case !ok:
+			sawNull = true
+		case r == 0:
+			return !n.not, nil
+		}
+	}
+	if sawNull {
+		return nil, nil
+	}
+	return n.not, nil
+}
+
+func (n *betweenNode) eval(c *evalCtx) (any, error) {
+	v, err := n.a.eval(c)
+	if err != nil {
+		return nil, err
+	}
+	lo, err := n.lo.eval(c)
+	if err != nil {
+		return nil, err
+	}
+	hi, err := n.hi.eval(c)
+	if err != nil {
+		return nil, err
+	}
+	var ge, le any
+	if r, ok := compare(v, lo); ok {
+		ge = r >= 0
+	}
+	if r, ok := compare(v, hi); ok {
+		le = r <= 0
+	}
+	res, _ := (&andNode{args: []node{constNode{ge}, constNode{le}}}).eval(c)
+	if n.not {
+		return not3(res), nil
+	}
+	return res, nil
+}
+
+// compiler checks and compiles lowered expressions. With a table, names are
+// its columns; without one, names are looked up in an Env when evaluated.
+// In grouped mode an expression must be built from GROUP BY expressions,
+// aggregates and constants.
+type compiler struct {
+	table   *table
+	clause  string // where aggregates are refused: "WHERE", "GROUP BY", ...
+	grouped bool
+	groups  []string // canonical text of the GROUP BY expressions
+	gtypes  []vtype
+	aggs    *[]*aggSpec
+}
+
+var aggregates = []string{"count", "sum", "min", "max", "avg"}
+
+// aggSpec is one aggregate call of a grouped query.
+type aggSpec struct {
+	fn   string
+	star bool
+	arg  node
+}
+
+func (c *compiler) compile(x *xexpr) (node, vtype, error) {
+	if c.grouped {
+		key := x.String()
+		for i, g := range c.groups {
+			if g == key {
+				return groupRef{i}, c.gtypes[i], nil
+			}
+		}
+	}
+	n, t, err := c.compile1(x)
+	if err != nil {
+		return nil, 0, err
+	}
+	// Fold constants: an expression without names is computed once.
+	if _, isConst := n.(constNode); !isConst && x.kind != xCol && x.kind != xCall && isConstant(x) {
+		v, err := n.eval(&evalCtx{})
+		if err == nil {
+			return constNode{v}, t, nil
+		}
+	}
+	return n, t, nil
+}
+
+func isConstant(x *xexpr) bool {
+	switch x.kind {
+	case xCol, xCall:
+		return false
+	}
+	for _, a := range x.args {
+		if !isConstant(a) {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *compiler) compile1(x *xexpr) (node, vtype, error) {
+	switch x.kind {
+	case xLit:
+		return constNode{x.lit}, typeOf(x.lit), nil
+	case xCol:
+		if c.grouped {
+			return nil, 0, errorf(x.pos, "column %q must appear in GROUP BY or be used in an aggregate", x.name)
+		}
+		if c.table == nil {
+			return &envNode{name: x.name, pos: x.pos}, tAny, nil
+		}
+		col, ok := c.table.column(x.name)
+		if !ok {
+			return nil, 0, errorf(x.pos, "unknown column %q", x.name).hint("%s", c.columnHint(x.name))
+		}
+		return colNode{col.get}, col.typ, nil
+	case xField, xIndex:
+		base, bt, err := c.compile(x.args[0])
+		if err != nil {
+			return nil, 0, err
+		}
+		if bt != tAny && bt != tNull {
+			what := "field " + identText(x.name)
+			if x.kind == xIndex {
+				what = "an index"
+			}
+			return nil, 0, errorf(x.pos, "cannot take %s of %s (%s)", what, x.args[0], bt).hint("paths reach into structured values such as value or key")
+		}
+		if x.kind == xField {
+			return &fieldNode{base: base, name: x.name}, tAny, nil
+		}
+		idx, it, err := c.compile(x.args[1])
+		if err != nil {
+			return nil, 0, err
+		}
+		if it != tAny && it != tNull && it != tInt && it != tString {
+			return nil, 0, errorf(x.args[1].pos, "type mismatch: an index is int64 or string, not %s", it)
+		}
+		return &indexNode{base: base, index: idx}, tAny, nil
+	case xNeg:
+		a, t, err := c.compile(x.args[0])
+		if err != nil {
+			return nil, 0, err
+		}
+		if t != tAny && t != tNull && !t.numeric() {
+			return nil, 0, errorf(x.pos, "type mismatch: cannot negate %s (%s)", x.args[0], t)
+		}
+		return &negNode{a}, t, nil
+	case xArith:
+		a, ta, err := c.compile(x.args[0])
+		if err != nil {
+			return nil, 0, err
+		}
+		b, tb, err := c.compile(x.args[1])
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, t := range []vtype{ta, tb} {
+			if t != tAny && t != tNull && !t.numeric() {
+				return nil, 0, errorf(x.pos, "type mismatch: cannot apply %s to %s and %s", x.op, ta, tb)
+			}
+		}
+		t := tAny
+		switch {
+		case ta == tNull || tb == tNull:
+			t = tNull
+		case ta == tInt && tb == tInt:
+			t = tInt
+		case ta.numeric() && tb.numeric():
+			t = tFloat
+		}
+		return &arithNode{op: x.op, a: a, b: b}, t, nil
+	case xCmp:
+		a, ta, err := c.compile(x.args[0])
+		if err != nil {
+			return nil, 0, err
+		}
+		b, tb, err := c.compile(x.args[1])
+		if err != nil {
+			return nil, 0, err
+		}
+		a, b, err = c.comparable(x, x.args[0], a, ta, x.args[1], b, tb)
+		if err != nil {
+			return nil, 0, err
+		}
+		return &cmpNode{op: x.op, a: a, b: b}, tBool, nil
+	case xAnd, xOr:
+		args := make([]node, len(x.args))
+		for i, y := range x.args {
+			n, t, err := c.compile(y)
+			if err != nil {
+				return nil, 0, err
+			}
+			if err := needBool(y, t); err != nil {
+				return nil, 0, err
+			}
+			args[i] = n
+		}
+		if x.kind == xAnd {
+			return &andNode{args}, tBool, nil
+		}
+		return &orNode{args}, tBool, nil
+	case xNot:
+		a, t, err := c.compile(x.args[0])
+		if err != nil {
+			return nil, 0, err
+		}
+		if err := needBool(x.args[0], t); err != nil {
+			return nil, 0, err
+		}
+		return &notNode{a}, tBool, nil
+	case xIsNull:
+		a, _, err := c.compile(x.args[0])
+		if err != nil {
+			return nil, 0, err
+		}
+		return &isNullNode{a: a, not: x.not}, tBool, nil
+	case xLike:
+		a, ta, err := c.compile(x.args[0])
+		if err != nil {
+			return nil, 0, err
+		}
+		p, tp, err := c.compile(x.args[1])
+		if err != nil {
+			return nil, 0, err
+		}
+		for i, t := range []vtype{ta, tp} {
+			if t != tAny && t != tNull && t != tString {
+				return nil, 0, errorf(x.args[i].pos, "type mismatch: %s needs string, not %s (%s)", x.op, x.args[i], t)
+			}
+		}
+		n := &likeNode{a: a, pat: p, regexp: x.op == "REGEXP", not: x.not}
+		if k, ok := p.(constNode); ok {
+			if s, ok := k.v.(string); ok {
+				if n.regexp {
+					n.re, err = regexp.Compile(s)
+				} else {
+					n.re, err = likeRegexp(s)
+				}
+				if err != nil {
+					return nil, 0, errorf(x.args[1].pos, "bad %s pattern: %v", x.op, err)
+				}
+			}
+		}
+		return n, tBool, nil
+	case xIn:
+		a, ta, err := c.compile(x.args[0])
+		if err != nil {
+			return nil, 0, err
+		}
+		n := &inNode{a: a, not: x.not}
+		for _, y := range x.args[1:] {
+			b, tb, err := c.compile(y)
+			if err != nil {
+				return nil, 0, err
+			}
+			_, b, err = c.comparable(x, x.args[0], a, ta, y, b, tb)
+			if err != nil {
+				return nil, 0, err
+			}
+			n.list = append(n.list, b)
+		}
+		return n, tBool, nil
+	case xBetween:
+		a, ta, err := c.compile(x.args[0])
+		if err != nil {
+			return nil, 0, err
+		}
+		n := &betweenNode{a: a, not: x.not}
+		for i, y := range x.args[1:] {
+			b, tb, err := c.compile(y)
+			if err != nil {
+				return nil, 0, err
+			}
+			_, b, err = c.comparable(x, x.args[0], a, ta, y, b, tb)
+			if err != nil {
+				return nil, 0, err
+			}
+			if i == 0 {
+				n.lo = b
+			} else {
+				n.hi = b
+			}
+		}
+		return n, tBool, nil
+	case xCall:
+		return c.compileCall(x)
+	}
+	return nil, 0, errorf(x.pos, "unsupported expression")
+}
+
+func (c *compiler) columnHint(name string) string {
+	h := didYouMean(name, c.table.columnNames())
+	if h == "" {
+		h = "columns of " + c.tableName() + ": " + strings.Join(c.table.columnNames(), ", ")
+	}
+	return h
+}
+
+func (c *compiler) tableName() string {
+	if c.table.name == "" {
+		return "an operator"
+	}
+	return c.table.name
+}
+
+func needBool(x *xexpr, t vtype) error {
+	if t != tAny && t != tNull && t != tBool {
+		return errorf(x.pos, "type mismatch: %s is %s, want bool", x, t)
+	}
+	return nil
+}
+
+// comparable checks that two operands compare, and turns a constant string
+// compared with a time into a time once, so each row does not parse it.
+func (c *compiler) comparable(op, xa *xexpr, a node, ta vtype, xb *xexpr, b node, tb vtype) (node, node, error) {
+	if !comparableTypes(ta, tb) {
+		return nil, nil, errorf(op.pos, "type mismatch: cannot compare %s (%s) with %s (%s)", xa, ta, xb, tb)
+	}
+	conv := func(x *xexpr, n node, other vtype) (node, error) {
+		k, ok := n.(constNode)
+		if !ok {
+			return n, nil
+		}
+		s, ok := k.v.(string)
+		if !ok {
+			return n, nil
+		}
+		switch other {
+		case tTime:
+			t, ok := parseTime(s)
+			if !ok {
+				return nil, errorf(x.pos, "type mismatch: %s is not a time", x).hint("write times as RFC 3339, e.g. '2024-05-01T12:00:00Z'")
+			}
+			return constNode{t}, nil
+		case tBytes:
+			h, ok := parseHex(s)
+			if !ok {
+				return nil, errorf(x.pos, "type mismatch: %s is not bytes", x).hint("write bytes as '0x' and hex digits")
+			}
+			return constNode{h}, nil
+		}
+		return n, nil
+	}
+	var err error
+	if a, err = conv(xa, a, tb); err != nil {
+		return nil, nil, err
+	}
+	if b, err = conv(xb, b, ta); err != nil {
+		return nil, nil, err
+	}
+	return a, b, nil
+}
+
+func (c *compiler) compileCall(x *xexpr) (node, vtype, error) {
+	known := false
+	for _, a := range aggregates {
+		known = known || a == x.op
+	}
+	if !known {
+		return nil, 0, errorf(x.pos, "unknown function %q", x.name).hint("%s", orList("functions are", didYouMean(x.op, aggregates), aggregates))
+	}
+	fn := strings.ToUpper(x.op)
+	if c.aggs == nil {
+		where := c.clause
+		if where == "" {
+			where = "here"
+		} else {
+			where = "in " + where
+		}
+		return nil, 0, errorf(x.pos, "aggregate %s is not allowed %s", fn, where)
+	}
+	switch {
+	case x.star && x.op != "count":
+		return nil, 0, errorf(x.pos, "%s(*) is not an aggregate", fn).hint("only COUNT takes *")
+	case !x.star && len(x.args) != 1:
+		return nil, 0, errorf(x.pos, "%s takes one argument, got %d", fn, len(x.args))
+	}
+	spec := &aggSpec{fn: x.op, star: x.star}
+	t := tInt
+	if !x.star {
+		// The argument is evaluated per input row, outside any group.
+		inner := &compiler{table: c.table, clause: "an aggregate's argument"}
+		arg, at, err := inner.compile(x.args[0])
+		if err != nil {
+			return nil, 0, err
+		}
+		switch x.op {
+		case "sum", "avg":
+			if at != tAny && at != tNull && !at.numeric() {
+				return nil, 0, errorf(x.args[0].pos, "type mismatch: %s needs numbers, not %s (%s)", fn, x.args[0], at)
+			}
+		}
+		spec.arg = arg
+		switch x.op {
+		case "sum":
+			t = at
+			if !at.numeric() {
+				t = tAny
+			}
+		case "avg":
+			t = tFloat
+		case "min", "max":
+			t = at
+		}
+	}
+	*c.aggs = append(*c.aggs, spec)
+	return aggRef{len(*c.aggs) - 1}, t, nil
+}
+
+func orList(prefix, hint string, names []string) string {
+	if hint != "" {
+		return hint
+	}
+	return fmt.Sprintf("%s %s", prefix, strings.ToUpper(strings.Join(names, ", ")))
+}
+
+// hasAggregate reports whether x calls an aggregate.
+func hasAggregate(x *xexpr) bool {
+	if x.kind == xCall {
+		return true
+	}
+	for _, a := range x.args {
+		if hasAggregate(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// truth is a WHERE result: only TRUE keeps a row.
+func truth(v any) bool {
+	b, ok := v.(bool)
+	return ok && b
+}
+

@@ -1,0 +1,564 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"streamdbg/state"
+)
+
+// Catalog is what a query reads: live state (runtime/session) and
+// savepoints implement it. It has exactly the method set of state.Catalog,
+// so a state.Catalog is a Catalog and holders of state never import query.
+type Catalog interface {
+	Operators() []state.OperatorInfo
+	States() []state.StateMeta
+	Keyed(scan state.KeyedScan) iter.Seq2[state.KeyedRow, error]
+	OperatorState(scan state.OperatorScan) iter.Seq2[state.OperatorRow, error]
+	Timers(scan state.TimerScan) iter.Seq2[state.TimerRow, error]
+	KeyGroupOf(meta state.StateMeta, key any) (kg int, ok bool)
+}
+
+var _ Catalog = state.Catalog(nil)
+
+// Rows is the streaming result of a query. Read it once, either with
+// Next/Row/Err (and Close when stopping early) or by ranging over All.
+// Rows are produced while the catalog is read: a query without ORDER BY
+// or GROUP BY holds one row at a time.
+type Rows struct {
+	cols []string
+	run  func(yield func([]any) bool) error
+
+	next func() ([]any, error, bool)
+	stop func()
+	row  []any
+	err  error
+}
+
+// Columns are the names of the result's columns, in order.
+func (r *Rows) Columns() []string { return r.cols }
+
+// All yields the rows; an error ends the sequence as its last pair.
+func (r *Rows) All() iter.Seq2[[]any, error] {
+	return func(yield func([]any, error) bool) {
+		stopped := false
+		err := r.run(func(row []any) bool {
+			if !yield(row, nil) {
+				stopped = true
+				return false
+			}
+			return true
+		})
+		if err != nil && !stopped {
+			yield(nil, err)
+		}
+	}
+}
+
+// Next advances to the next row; false at the end or on an error (Err).
+func (r *Rows) Next() bool {
+	if r.next == nil {
+		r.next, r.stop = iter.Pull2(r.All())
+	}
+	if r.err != nil {
+		return false
+	}
+	row, err, ok := r.next()
+	if !ok {
+		return false
+	}
+	if err != nil {
+		r.err = err
+		return false
+	}
+	r.row = row
+	return true
+}
+
+// Row is the current row; its values are dynamic values (see state.Hex).
+func (r *Rows) Row() []any { return r.row }
+
+// Err is the error that ended Next, if any.
+func (r *Rows) Err() error { return r.err }
+
+// Close stops reading; it is safe to call more than once.
+func (r *Rows) Close() error {
+	if r.stop != nil {
+		r.stop()
+	}
+	return nil
+}
+
+// Explain plans a query against a catalog and prints the plan: the table,
+// the states read and their key groups, what was pushed down, the filter
+// evaluated on every row, grouping, order and limit.
+func Explain(cat Catalog, q *Query) (string, error) {
+	p, err := compileQuery(q)
+	if err != nil {
+		return "", err
+	}
+	pl, err := planQuery(cat, p)
+	if err != nil {
+		return "", err
+	}
+	return pl.explain(), nil
+}
+
+// Run checks and plans a query and returns its rows, which are read from
+// the catalog as they are consumed. An EXPLAIN query returns one column,
+// plan, with one row per line of the plan.
+func Run(ctx context.Context, cat Catalog, q *Query) (*Rows, error) {
+	p, err := compileQuery(q)
+	if err != nil {
+		return nil, err
+	}
+	pl, err := planQuery(cat, p)
+	if err != nil {
+		return nil, err
+	}
+	if q.Explain {
+		lines := strings.Split(strings.TrimSuffix(pl.explain(), "\n"), "\n")
+		return &Rows{cols: []string{"plan"}, run: func(yield func([]any) bool) error {
+			for _, l := range lines {
+				if !yield([]any{l}) {
+					return nil
+				}
+			}
+			return nil
+		}}, nil
+	}
+	return &Rows{cols: p.cols, run: func(yield func([]any) bool) error {
+		return pl.execute(ctx, cat, yield)
+	}}, nil
+}
+
+// RunText parses and runs a query.
+func RunText(ctx context.Context, cat Catalog, text string) (*Rows, error) {
+	q, err := Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	return Run(ctx, cat, q)
+}
+
+// checkEvery is how many rows are read between looks at the context.
+const checkEvery = 1024
+
+// read yields every row the plan's scans produce. It reuses one srcRow.
+func (pl *plan) read(ctx context.Context, cat Catalog, yield func(*srcRow) bool) error {
+	var (
+		r     srcRow
+		kr    state.KeyedRow
+		or    state.OperatorRow
+		tr    state.TimerRow
+		n     int
+		metas []state.StateMeta
+	)
+	tick := func() error {
+		n++
+		if n%checkEvery == 0 {
+			return ctx.Err()
+		}
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, s := range pl.scans {
+		switch {
+		case s.meta:
+			metas = cat.States()
+			for i := range metas {
+				r = srcRow{meta: &metas[i]}
+				if !yield(&r) {
+					return nil
+				}
+			}
+		case s.keyed != nil:
+			if s.keyed.KeyGroups != nil && len(s.keyed.KeyGroups) == 0 {
+				continue // the pinned keys contradict each other
+			}
+			for row, err := range cat.Keyed(*s.keyed) {
+				if err != nil {
+					return fmt.Errorf("query: reading %s: %w", s.label, err)
+				}
+				kr = row
+				r = srcRow{keyed: &kr}
+				if !yield(&r) {
+					return nil
+				}
+				if err := tick(); err != nil {
+					return err
+				}
+			}
+		case s.operator != nil:
+			for row, err := range cat.OperatorState(*s.operator) {
+				if err != nil {
+					return fmt.Errorf("query: reading %s: %w", s.label, err)
+				}
+				or = row
+				r = srcRow{op: &or}
+				if !yield(&r) {
+					return nil
+				}
+				if err := tick(); err != nil {
+					return err
+				}
+			}
+		case s.timers != nil:
+			for row, err := range cat.Timers(*s.timers) {
+				if err != nil {
+					return fmt.Errorf("query: reading timers of %s: %w", s.label, err)
+				}
+				tr = row
+				r = srcRow{timer: &tr}
+				if !yield(&r) {
+					return nil
+				}
+				if err := tick(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// execute runs the plan, yielding output rows.
+func (pl *plan) execute(ctx context.Context, cat Catalog, yield func([]any) bool) error {
+	switch {
+	case pl.grouped:
+		return pl.executeGrouped(ctx, cat, yield)
+	case len(pl.order) > 0:
+		return pl.executeSorted(ctx, cat, yield)
+	}
+	// Streaming: one row at a time, and LIMIT stops the read.
+	var (
+		ec      evalCtx
+		skipped int64
+		emitted int64
+		err     error
+	)
+	if pl.limit == 0 {
+		return nil
+	}
+	readErr := pl.read(ctx, cat, func(r *srcRow) bool {
+		ec.row = r
+		var ok bool
+		if ok, err = pl.keep(&ec); err != nil || !ok {
+			return err == nil
+		}
+		if skipped < pl.offset {
+			skipped++
+			return true
+		}
+		var out []any
+		if out, err = project(&ec, pl.outputs); err != nil {
+			return false
+		}
+		emitted++
+		if !yield(out) {
+			return false
+		}
+		return pl.limit < 0 || emitted < pl.limit
+	})
+	if err != nil {
+		return err
+	}
+	return readErr
+}
+
+func (pl *plan) keep(ec *evalCtx) (bool, error) {
+	if pl.where == nil {
+		return true, nil
+	}
+	v, err := pl.where.eval(ec)
+	return truth(v), err
+}
+
+func project(ec *evalCtx, nodes []node) ([]any, error) {
+	out := make([]any, len(nodes))
+	for i, n := range nodes {
+		v, err := n.eval(ec)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// sorter holds rows (outputs then hidden ORDER BY keys) for ORDER BY. With a
+// LIMIT it keeps only the rows that can still make the result, so memory is
+// bounded by OFFSET+LIMIT rather than by the state size.
+type sorter struct {
+	order []orderKey
+	keep  int64 // -1: all
+	rows  [][]any
+}
+
+func (s *sorter) cmp(a, b []any) int {
+	for _, k := range s.order {
+		c := orderCompare(a[k.col], b[k.col])
+		if k.desc {
+			c = -c
+		}
+		if c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+func (s *sorter) add(row []any) {
+	s.rows = append(s.rows, row)
+	if s.keep >= 0 && int64(len(s.rows)) >= 2*s.keep+checkEvery {
+		s.sort()
+	}
+}
+
+func (s *sorter) sort() {
+	slices.SortStableFunc(s.rows, s.cmp)
+	if s.keep >= 0 && int64(len(s.rows)) > s.keep {
+		clear(s.rows[s.keep:])
+		s.rows = s.rows[:s.keep]
+	}
+}
+
+func (pl *plan) newSorter() *sorter {
+	keep := int64(-1)
+	if pl.limit >= 0 && pl.offset <= math.MaxInt64-pl.limit {
+		keep = pl.offset + pl.limit
+	}
+	return &sorter{order: pl.order, keep: keep}
+}
+
+// emit yields the sorted rows after OFFSET, up to LIMIT, without the hidden
+// ORDER BY keys.
+func (pl *plan) emit(rows [][]any, yield func([]any) bool) {
+	n := len(pl.outputs)
+	var emitted int64
+	for i, row := range rows {
+		if int64(i) < pl.offset {
+			continue
+		}
+		if pl.limit >= 0 && emitted >= pl.limit {
+			return
+		}
+		emitted++
+		if !yield(row[:n:n]) {
+			return
+		}
+	}
+}
+
+func (pl *plan) executeSorted(ctx context.Context, cat Catalog, yield func([]any) bool) error {
+	var (
+		ec  evalCtx
+		err error
+	)
+	s := pl.newSorter()
+	all := append(slices.Clip(pl.outputs), pl.hidden...)
+	readErr := pl.read(ctx, cat, func(r *srcRow) bool {
+		ec.row = r
+		var ok bool
+		if ok, err = pl.keep(&ec); err != nil || !ok {
+			return err == nil
+		}
+		var row []any
+		if row, err = project(&ec, all); err != nil {
+			return false
+		}
+		s.add(row)
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	if readErr != nil {
+		return readErr
+	}
+	s.sort()
+	pl.emit(s.rows, yield)
+	return nil
+}
+
+// group is one GROUP BY group: its key values and accumulators.
+type group struct {
+	keys []any
+	accs []accumulator
+}
+
+type accumulator struct {
+	n       int64 // rows counted, or numbers summed
+	sumI    int64
+	sumF    float64
+	isFloat bool
+	best    any // MIN/MAX so far
+}
+
+func (a *accumulator) add(spec *aggSpec, v any) {
+	switch spec.fn {
+	case "count":
+		if spec.star || v != nil {
+			a.n++
+		}
+	case "sum", "avg":
+		switch x := v.(type) {
+		case int64:
+			a.n++
+			if a.isFloat {
+				a.sumF += float64(x)
+			} else {
+				a.sumI += x
+			}
+		case float64:
+			a.n++
+			if !a.isFloat {
+				a.isFloat, a.sumF = true, float64(a.sumI)
+			}
+			a.sumF += x
+		}
+	case "min", "max":
+		if v == nil {
+			return
+		}
+		c := orderCompare(v, a.best)
+		if a.best == nil || (spec.fn == "min" && c < 0) || (spec.fn == "max" && c > 0) {
+			a.best = v
+		}
+	}
+}
+
+func (a *accumulator) result(spec *aggSpec) any {
+	switch spec.fn {
+	case "count":
+		return a.n
+	case "sum":
+		switch {
+		case a.n == 0:
+			return nil
+		case a.isFloat:
+			return a.sumF
+		}
+		return a.sumI
+	case "avg":
+		if a.n == 0 {
+			return nil
+		}
+		if a.isFloat {
+			return a.sumF / float64(a.n)
+		}
+		return float64(a.sumI) / float64(a.n)
+	}
+	return a.best
+}
+
+func (pl *plan) executeGrouped(ctx context.Context, cat Catalog, yield func([]any) bool) error {
+	var (
+		ec     evalCtx
+		err    error
+		groups = map[string]*group{}
+		order  []*group // first appearance, for a deterministic result
+		keyBuf []byte
+		keys   = make([]any, len(pl.groupBy))
+	)
+	readErr := pl.read(ctx, cat, func(r *srcRow) bool {
+		ec.row = r
+		var ok bool
+		if ok, err = pl.keep(&ec); err != nil || !ok {
+			return err == nil
+		}
+		keyBuf = keyBuf[:0]
+		for i, n := range pl.groupBy {
+			if keys[i], err = n.eval(&ec); err != nil {
+				return false
+			}
+			keyBuf = appendGroupKey(keyBuf, keys[i])
+		}
+		g, ok := groups[string(keyBuf)]
+		if !ok {
+			g = &group{keys: slices.Clone(keys), accs: make([]accumulator, len(pl.aggs))}
+			groups[string(keyBuf)] = g
+			order = append(order, g)
+		}
+		for i, spec := range pl.aggs {
+			var v any
+			if spec.arg != nil {
+				if v, err = spec.arg.eval(&ec); err != nil {
+					return false
+				}
+			}
+			g.accs[i].add(spec, v)
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	if readErr != nil {
+		return readErr
+	}
+	if len(order) == 0 && len(pl.groupBy) == 0 {
+		// Aggregates over no rows still make one row: COUNT(*) = 0.
+		order = append(order, &group{accs: make([]accumulator, len(pl.aggs))})
+	}
+	s := pl.newSorter()
+	all := append(slices.Clip(pl.outputs), pl.hidden...)
+	for _, g := range order {
+		ec = evalCtx{groups: g.keys, aggs: make([]any, len(pl.aggs))}
+		for i, spec := range pl.aggs {
+			ec.aggs[i] = g.accs[i].result(spec)
+		}
+		row, err := project(&ec, all)
+		if err != nil {
+			return err
+		}
+		if len(pl.order) > 0 {
+			s.add(row)
+		} else {
+			s.rows = append(s.rows, row)
+		}
+	}
+	if len(pl.order) > 0 {
+		s.sort()
+	}
+	pl.emit(s.rows, yield)
+	return nil
+}
+
+// appendGroupKey encodes a value so that equal values (1 and 1.0 included)
+// encode equally and different ones differently.
+func appendGroupKey(b []byte, v any) []byte {
+	if f, ok := v.(float64); ok && f == math.Trunc(f) && math.Abs(f) < 1<<62 {
+		v = int64(f)
+	}
+	switch x := v.(type) {
+	case nil:
+		return append(b, 'N', 0)
+	case int64:
+		b = append(b, 'i')
+		b = strconv.AppendInt(b, x, 10)
+	case float64:
+		b = append(b, 'f')
+		b = strconv.AppendFloat(b, x, 'g', -1, 64)
+	case string:
+		b = append(b, 's')
+		b = strconv.AppendInt(b, int64(len(x)), 10)
+		b = append(b, ':')
+		b = append(b, x...)
+	default:
+		s := formatText(v)
+		b = append(b, 'o')
+		b = append(b, typeName(v)...)
+		b = strconv.AppendInt(b, int64(len(s)), 10)
+		b = append(b, ':')
+		b = append(b, s...)
+	}
+	return append(b, 0)
+}

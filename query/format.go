@@ -1,0 +1,246 @@
+package query
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"streamdbg/state"
+)
+
+// Formats are the names Format accepts.
+var Formats = []string{"table", "json", "csv"}
+
+// Format writes rows to w and closes them. table aligns columns for people
+// and ends with a row count (it holds the rows to measure them); json
+// writes one object per row, keys in column order, numbers as numbers,
+// times as RFC 3339 strings and bytes as "0x..." strings; csv writes a
+// header row then one record per row, NULL as an empty field. json and csv
+// stream.
+func Format(w io.Writer, rows *Rows, format string) error {
+	defer rows.Close()
+	bw := bufio.NewWriter(w)
+	var err error
+	switch format {
+	case "table":
+		err = formatTable(bw, rows)
+	case "json":
+		err = formatJSON(bw, rows)
+	case "csv":
+		err = formatCSV(bw, rows)
+	default:
+		return fmt.Errorf("query: unknown format %q (want table, json or csv)", format)
+	}
+	if ferr := bw.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+func formatJSON(w *bufio.Writer, rows *Rows) error {
+	keys := make([][]byte, len(rows.Columns()))
+	for i, c := range rows.Columns() {
+		keys[i] = appendJSONString(nil, c)
+	}
+	var buf []byte
+	for row, err := range rows.All() {
+		if err != nil {
+			return err
+		}
+		buf = append(buf[:0], '{')
+		for i, v := range row {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = append(buf, keys[i]...)
+			buf = append(buf, ':')
+			buf = appendJSON(buf, v)
+		}
+		buf = append(buf, '}', '\n')
+		if _, err := w.Write(buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func formatCSV(w *bufio.Writer, rows *Rows) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(rows.Columns()); err != nil {
+		return err
+	}
+	rec := make([]string, len(rows.Columns()))
+	for row, err := range rows.All() {
+		if err != nil {
+			return err
+		}
+		for i, v := range row {
+			if v == nil {
+				rec[i] = ""
+			} else {
+				rec[i] = formatText(v)
+			}
+		}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func formatTable(w *bufio.Writer, rows *Rows) error {
+	cols := rows.Columns()
+	widths := make([]int, len(cols))
+	numeric := make([]bool, len(cols))
+	for i, c := range cols {
+		widths[i] = utf8.RuneCountInString(c)
+		numeric[i] = true
+	}
+	var cells [][]string
+	for row, err := range rows.All() {
+		if err != nil {
+			return err
+		}
+		line := make([]string, len(row))
+		for i, v := range row {
+			line[i] = cellText(v)
+			widths[i] = max(widths[i], utf8.RuneCountInString(line[i]))
+			switch v.(type) {
+			case int64, float64, nil:
+			default:
+				numeric[i] = false
+			}
+		}
+		cells = append(cells, line)
+	}
+	writeLine := func(line []string) {
+		var b strings.Builder
+		for i, s := range line {
+			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(s))
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			if numeric[i] {
+				b.WriteString(pad + s)
+			} else {
+				b.WriteString(s)
+				if i < len(line)-1 {
+					b.WriteString(pad)
+				}
+			}
+		}
+		w.WriteString(strings.TrimRight(b.String(), " "))
+		w.WriteByte('\n')
+	}
+	header := slices.Clone(cols)
+	for i := range header {
+		header[i] = cellText(header[i])
+	}
+	writeLine(header)
+	rule := make([]string, len(cols))
+	for i := range rule {
+		rule[i] = strings.Repeat("-", widths[i])
+	}
+	writeLine(rule)
+	for _, line := range cells {
+		writeLine(line)
+	}
+	if len(cells) == 1 {
+		_, err := w.WriteString("(1 row)\n")
+		return err
+	}
+	_, err := fmt.Fprintf(w, "(%d rows)\n", len(cells))
+	return err
+}
+
+// cellText is formatText with control characters escaped, so one row stays
+// one line.
+func cellText(v any) string {
+	s := formatText(v)
+	if strings.IndexFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }) < 0 {
+		return s
+	}
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
+}
+
+// appendJSON appends a dynamic value as JSON. Map keys are sorted, as
+// encoding/json sorts them; NaN and infinities, which JSON lacks, are null.
+func appendJSON(b []byte, v any) []byte {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...)
+	case bool:
+		return strconv.AppendBool(b, x)
+	case int64:
+		return strconv.AppendInt(b, x, 10)
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return append(b, "null"...)
+		}
+		return strconv.AppendFloat(b, x, 'g', -1, 64)
+	case string:
+		return appendJSONString(b, x)
+	case time.Time:
+		return appendJSONString(b, formatTime(x))
+	case []byte:
+		return appendJSONString(b, "0x"+hex.EncodeToString(x))
+	case state.Hex:
+		return appendJSONString(b, "0x"+hex.EncodeToString(x))
+	case []any:
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSON(b, e)
+		}
+		return append(b, ']')
+	case map[string]any:
+		b = append(b, '{')
+		for i, k := range slices.Sorted(maps.Keys(x)) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, k)
+			b = append(b, ':')
+			b = appendJSON(b, x[k])
+		}
+		return append(b, '}')
+	}
+	return appendJSONString(b, fmt.Sprint(v))
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b = append(b, '\\', byte(r))
+		case r == '\n':
+			b = append(b, '\\', 'n')
+		case r == '\r':
+			b = append(b, '\\', 'r')
+		case r == '\t':
+			b = append(b, '\\', 't')
+		case r < 0x20 || r == 0x2028 || r == 0x2029:
+			b = append(b, '\\', 'u', hexDigits[r>>12&0xf], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf])
+		default:
+			b = utf8.AppendRune(b, r)
+		}
+	}
+	return append(b, '"')
+}

@@ -1,0 +1,342 @@
+package query
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/hex"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"streamdbg/state"
+)
+
+// vtype is what the checker knows statically of a value: a column's type, a
+// literal's, or tAny for dynamic values (key, value, paths into them) whose
+// type is only known row by row.
+type vtype uint8
+
+const (
+	tAny vtype = iota
+	tNull
+	tBool
+	tInt
+	tFloat
+	tString
+	tTime
+	tBytes
+)
+
+var vtypeNames = [...]string{tAny: "any", tNull: "null", tBool: "bool", tInt: "int64", tFloat: "float64", tString: "string", tTime: "time", tBytes: "bytes"}
+
+func (t vtype) String() string { return vtypeNames[t] }
+
+func (t vtype) numeric() bool { return t == tInt || t == tFloat }
+
+// typeOf is the static type of a dynamic value.
+func typeOf(v any) vtype {
+	switch v.(type) {
+	case nil:
+		return tNull
+	case bool:
+		return tBool
+	case int64:
+		return tInt
+	case float64:
+		return tFloat
+	case string:
+		return tString
+	case time.Time:
+		return tTime
+	case []byte, state.Hex:
+		return tBytes
+	}
+	return tAny
+}
+
+// typeName names the type of a dynamic value in messages.
+func typeName(v any) string {
+	switch v.(type) {
+	case []any:
+		return "list"
+	case map[string]any:
+		return "object"
+	}
+	if t := typeOf(v); t != tAny {
+		return t.String()
+	}
+	return "unknown"
+}
+
+// comparable reports whether values of static types a and b can be
+// compared; lit is the constant on one side, if any, for time literals.
+func comparableTypes(a, b vtype) bool {
+	switch {
+	case a == tAny || b == tAny || a == tNull || b == tNull:
+		return true
+	case a.numeric() && b.numeric():
+		return true
+	case a == b:
+		return true
+	case a == tTime && b == tString, a == tString && b == tTime:
+		return true
+	case a == tBytes && b == tString, a == tString && b == tBytes:
+		return true
+	}
+	return false
+}
+
+// compare orders two dynamic values of comparable types. ok is false when
+// either is NULL or their types cannot be compared (the comparison is then
+// NULL). Numbers compare across int64 and float64; a time compares with an
+// RFC 3339 string, bytes with a "0x..." string.
+func compare(a, b any) (c int, ok bool) {
+	switch x := a.(type) {
+	case int64:
+		switch y := b.(type) {
+		case int64:
+			return cmp.Compare(x, y), true
+		case float64:
+			return cmp.Compare(float64(x), y), true
+		}
+	case float64:
+		switch y := b.(type) {
+		case int64:
+			return cmp.Compare(x, float64(y)), true
+		case float64:
+			return cmp.Compare(x, y), true
+		}
+	case string:
+		switch y := b.(type) {
+		case string:
+			return strings.Compare(x, y), true
+		case time.Time, []byte, state.Hex:
+			c, ok := compare(b, a)
+			return -c, ok
+		}
+	case bool:
+		if y, ok := b.(bool); ok {
+			return cmpBool(x, y), true
+		}
+	case time.Time:
+		switch y := b.(type) {
+		case time.Time:
+			return x.Compare(y), true
+		case string:
+			if t, ok := parseTime(y); ok {
+				return x.Compare(t), true
+			}
+		}
+	case []byte:
+		return compareBytes(x, b)
+	case state.Hex:
+		return compareBytes(x, b)
+	}
+	return 0, false
+}
+
+func compareBytes(x []byte, b any) (int, bool) {
+	switch y := b.(type) {
+	case []byte:
+		return bytes.Compare(x, y), true
+	case state.Hex:
+		return bytes.Compare(x, y), true
+	case string:
+		if h, ok := parseHex(y); ok {
+			return bytes.Compare(x, h), true
+		}
+	}
+	return 0, false
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case !a:
+		return -1
+	}
+	return 1
+}
+
+// parseTime reads an RFC 3339 time, or a date alone (midnight UTC).
+func parseTime(s string) (time.Time, bool) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, true
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, true
+	}
+	return time.Time{}, false
+}
+
+// parseHex reads "0x..." into bytes.
+func parseHex(s string) ([]byte, bool) {
+	if len(s) < 2 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X') {
+		return nil, false
+	}
+	b, err := hex.DecodeString(s[2:])
+	return b, err == nil
+}
+
+// orderRank orders values of different types for ORDER BY, MIN and MAX:
+// NULL first, then bool, numbers, strings, times, bytes, lists, objects.
+func orderRank(v any) int {
+	switch v.(type) {
+	case nil:
+		return 0
+	case bool:
+		return 1
+	case int64, float64:
+		return 2
+	case string:
+		return 3
+	case time.Time:
+		return 4
+	case []byte, state.Hex:
+		return 5
+	case []any:
+		return 6
+	}
+	return 7
+}
+
+// orderCompare is a total order over dynamic values, for sorting.
+func orderCompare(a, b any) int {
+	ra, rb := orderRank(a), orderRank(b)
+	if ra != rb {
+		return cmp.Compare(ra, rb)
+	}
+	if ra == 0 {
+		return 0
+	}
+	if c, ok := compare(a, b); ok {
+		return c
+	}
+	return strings.Compare(formatText(a), formatText(b))
+}
+
+// arith applies + - * / % to two dynamic values: int64 with int64 stays
+// int64 (wrapping like Go), a float64 on either side makes a float64.
+// NULL, non-numbers and division by zero give NULL.
+func arith(op string, a, b any) any {
+	if x, ok := a.(int64); ok {
+		if y, ok := b.(int64); ok {
+			switch op {
+			case "+":
+				return x + y
+			case "-":
+				return x - y
+			case "*":
+				return x * y
+			case "/":
+				if y == 0 {
+					return nil
+				}
+				return x / y
+			case "%":
+				if y == 0 {
+					return nil
+				}
+				return x % y
+			}
+			return nil
+		}
+	}
+	x, ok1 := toFloat(a)
+	y, ok2 := toFloat(b)
+	if !ok1 || !ok2 {
+		return nil
+	}
+	switch op {
+	case "+":
+		return x + y
+	case "-":
+		return x - y
+	case "*":
+		return x * y
+	case "/":
+		if y == 0 {
+			return nil
+		}
+		return x / y
+	case "%":
+		if y == 0 {
+			return nil
+		}
+		return math.Mod(x, y)
+	}
+	return nil
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	return 0, false
+}
+
+func negate(v any) any {
+	switch x := v.(type) {
+	case int64:
+		return -x
+	case float64:
+		return -x
+	}
+	return nil
+}
+
+// likeRegexp translates a LIKE pattern (% any run, _ any one character)
+// into an anchored regular expression.
+func likeRegexp(pattern string) (*regexp.Regexp, error) {
+	var b strings.Builder
+	b.WriteString(`(?s)^`)
+	for _, r := range pattern {
+		switch r {
+		case '%':
+			b.WriteString(`.*`)
+		case '_':
+			b.WriteString(`.`)
+		default:
+			b.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	b.WriteString(`$`)
+	return regexp.Compile(b.String())
+}
+
+// formatTime prints a time as RFC 3339, with milliseconds when it has any.
+func formatTime(t time.Time) string {
+	if t.Nanosecond() == 0 {
+		return t.Format(time.RFC3339)
+	}
+	return t.Format("2006-01-02T15:04:05.000Z07:00")
+}
+
+// formatText prints a dynamic value for a table cell or a CSV field.
+func formatText(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "NULL"
+	case string:
+		return x
+	case bool:
+		return strconv.FormatBool(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case time.Time:
+		return formatTime(x)
+	case []byte:
+		return "0x" + hex.EncodeToString(x)
+	case state.Hex:
+		return "0x" + hex.EncodeToString(x)
+	}
+	return string(appendJSON(nil, v))
+}
