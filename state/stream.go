@@ -1,0 +1,819 @@
+package state
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"iter"
+	"slices"
+	"strings"
+)
+
+// The snapshot stream is the one backend-independent encoding of keyed state
+// (and, separately, operator state): heap and pebble write it, checkpoints
+// keep it in memory, savepoints store it in files.
+//
+// Keyed stream (version 1):
+//
+//	stream = { group } 0x00             (key groups strictly increasing)
+//	group  = 0x01 uvarint(keyGroup) { block } u32le(0)
+//	block  = u32le(n) n bytes of whole entries, n > 0
+//	entry  = flags [state] [key] [namespace] [userKey] value
+//	  flags bit 0: state name follows (uvarint len, bytes); else same as previous
+//	  flags bit 1: key follows as uvarint(shared prefix with previous key),
+//	               uvarint(len suffix), suffix; else same key as previous
+//	  flags bit 2: namespace follows (uvarint len, bytes); else same as previous
+//	  flags bit 3: user key follows (uvarint len, bytes); else none
+//	  flags bits 4-7: zero
+//	  value: uvarint len, bytes
+//
+// INVARIANT: within a group, entries are strictly increasing in Entry order
+// (CompareEntries) and all belong to the group's key group; the writer
+// refuses anything else and the reader checks it, so a restored backend may
+// rely on it. "Previous" starts empty at every group, so a group decodes
+// without the groups before it (a savepoint reads one key group alone).
+//
+// Zero-length namespaces and user keys decode as nil.
+
+const (
+	tagEnd   = 0x00
+	tagGroup = 0x01
+
+	flagState = 1 << 0
+	flagKey   = 1 << 1
+	flagNS    = 1 << 2
+	flagUK    = 1 << 3
+	flagsAll  = flagState | flagKey | flagNS | flagUK
+
+	// blockTarget is the size after which the writer closes a block.
+	blockTarget = 64 << 10
+	// flushTarget is how many bytes the writer buffers before writing.
+	flushTarget = 256 << 10
+)
+
+// MaxEntrySize bounds one entry's payload (Entry.Size) and one state name;
+// the writer refuses larger ones and readers never allocate more on the word
+// of a length field.
+const MaxEntrySize = 1 << 28
+
+// maxBlock bounds a block: the writer closes a block once it passes
+// blockTarget, so a block is at most blockTarget plus one entry.
+const maxBlock = blockTarget + MaxEntrySize + 64
+
+// MaxKeyGroups bounds key group numbers in a stream (Flink's upper bound of
+// the max parallelism).
+const MaxKeyGroups = 1 << 15
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// CRC32C is the checksum of snapshot bytes (Castagnoli polynomial).
+func CRC32C(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+
+// GroupInfo describes one key group as a StreamWriter wrote it.
+type GroupInfo struct {
+	KeyGroup int
+	// Offset and Size locate the group's bytes (tag to terminator) in the
+	// stream; CRC32C is their checksum.
+	Offset, Size int64
+	CRC32C       uint32
+	Entries      int64
+}
+
+// StreamWriter encodes keyed entries, one key group at a time, into an
+// io.Writer. It buffers up to a few hundred KiB; Flush or Close write the rest.
+type StreamWriter struct {
+	w   io.Writer
+	buf []byte
+	off int64 // stream offset of buf[0]
+	err error
+
+	inGroup    bool
+	group      GroupInfo
+	crc        uint32
+	crcFrom    int // buf[crcFrom:] not yet folded into crc
+	blockStart int // index in buf of the open block's length field, or -1
+
+	lastGroup int // the previous group's key group, -1 before the first
+	prevState string
+	prevKey   []byte
+	prevNS    []byte
+	prevUK    []byte
+	first     bool
+}
+
+// NewStreamWriter returns a writer that writes to w.
+func NewStreamWriter(w io.Writer) *StreamWriter {
+	return &StreamWriter{w: w, buf: make([]byte, 0, flushTarget+blockTarget), blockStart: -1, lastGroup: -1}
+}
+
+// Offset is the number of bytes written to the stream so far, flushed or not.
+func (w *StreamWriter) Offset() int64 { return w.off + int64(len(w.buf)) }
+
+// BeginKeyGroup starts the group of key group kg.
+func (w *StreamWriter) BeginKeyGroup(kg int) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.inGroup {
+		return w.fail(fmt.Errorf("state: snapshot stream: key group %d begun inside key group %d", kg, w.group.KeyGroup))
+	}
+	if kg < 0 || kg >= MaxKeyGroups {
+		return w.fail(fmt.Errorf("state: snapshot stream: key group %d out of range", kg))
+	}
+	if kg <= w.lastGroup {
+		return w.fail(fmt.Errorf("state: snapshot stream: key group %d after key group %d", kg, w.lastGroup))
+	}
+	w.inGroup, w.first, w.lastGroup = true, true, kg
+	w.group = GroupInfo{KeyGroup: kg, Offset: w.Offset()}
+	w.crc, w.crcFrom = 0, len(w.buf)
+	w.buf = append(w.buf, tagGroup)
+	w.buf = binary.AppendUvarint(w.buf, uint64(kg))
+	w.prevState, w.prevKey, w.prevNS, w.prevUK = "", w.prevKey[:0], w.prevNS[:0], w.prevUK[:0]
+	return nil
+}
+
+// Write appends one entry to the current group. Entries must come in
+// strictly increasing Entry order and belong to the group's key group.
+// Write does not retain e's slices.
+func (w *StreamWriter) Write(e Entry) error {
+	if w.err != nil {
+		return w.err
+	}
+	if !w.inGroup {
+		return w.fail(errors.New("state: snapshot stream: entry outside a key group"))
+	}
+	if e.KeyGroup != w.group.KeyGroup {
+		return w.fail(fmt.Errorf("state: snapshot stream: entry of key group %d in key group %d", e.KeyGroup, w.group.KeyGroup))
+	}
+	if e.Size() > MaxEntrySize || len(e.State) > MaxEntrySize {
+		return w.fail(fmt.Errorf("state: snapshot stream: entry of state %q is %d bytes, more than %d", e.State, e.Size(), MaxEntrySize))
+	}
+	flags := byte(0)
+	sameState, sameKey := false, false
+	if !w.first {
+		c := strings.Compare(e.State, w.prevState)
+		if c == 0 {
+			sameState = true
+			c = bytes.Compare(e.Key, w.prevKey)
+			if c == 0 {
+				sameKey = true
+				if c = bytes.Compare(e.Namespace, w.prevNS); c == 0 {
+					c = bytes.Compare(e.UserKey, w.prevUK)
+				}
+			}
+		}
+		if c <= 0 {
+			return w.fail(fmt.Errorf("state: snapshot stream: key group %d: entry of state %q out of order or repeated", e.KeyGroup, e.State))
+		}
+	}
+	if !sameState {
+		flags |= flagState
+	}
+	if !sameKey {
+		flags |= flagKey
+	}
+	if w.first || !bytes.Equal(e.Namespace, w.prevNS) {
+		flags |= flagNS
+	}
+	if len(e.UserKey) > 0 {
+		flags |= flagUK
+	}
+	if w.blockStart < 0 {
+		w.blockStart = len(w.buf)
+		w.buf = append(w.buf, 0, 0, 0, 0)
+	}
+	b := append(w.buf, flags)
+	if flags&flagState != 0 {
+		b = binary.AppendUvarint(b, uint64(len(e.State)))
+		b = append(b, e.State...)
+		w.prevState = e.State
+	}
+	if flags&flagKey != 0 {
+		shared := 0
+		if !w.first {
+			n := min(len(e.Key), len(w.prevKey))
+			for shared < n && e.Key[shared] == w.prevKey[shared] {
+				shared++
+			}
+		}
+		b = binary.AppendUvarint(b, uint64(shared))
+		b = binary.AppendUvarint(b, uint64(len(e.Key)-shared))
+		b = append(b, e.Key[shared:]...)
+		w.prevKey = append(w.prevKey[:0], e.Key...)
+	}
+	if flags&flagNS != 0 {
+		b = binary.AppendUvarint(b, uint64(len(e.Namespace)))
+		b = append(b, e.Namespace...)
+		w.prevNS = append(w.prevNS[:0], e.Namespace...)
+	}
+	if flags&flagUK != 0 {
+		b = binary.AppendUvarint(b, uint64(len(e.UserKey)))
+		b = append(b, e.UserKey...)
+	}
+	w.prevUK = append(w.prevUK[:0], e.UserKey...)
+	b = binary.AppendUvarint(b, uint64(len(e.Value)))
+	w.buf = append(b, e.Value...)
+	w.first = false
+	w.group.Entries++
+	if len(w.buf)-w.blockStart >= blockTarget {
+		w.closeBlock()
+		if len(w.buf) >= flushTarget {
+			return w.flush()
+		}
+	}
+	return nil
+}
+
+func (w *StreamWriter) closeBlock() {
+	if w.blockStart < 0 {
+		return
+	}
+	binary.LittleEndian.PutUint32(w.buf[w.blockStart:], uint32(len(w.buf)-w.blockStart-4))
+	w.blockStart = -1
+}
+
+// EndKeyGroup closes the current group and describes it.
+func (w *StreamWriter) EndKeyGroup() (GroupInfo, error) {
+	if w.err != nil {
+		return GroupInfo{}, w.err
+	}
+	if !w.inGroup {
+		return GroupInfo{}, w.fail(errors.New("state: snapshot stream: no key group to end"))
+	}
+	w.closeBlock()
+	w.buf = append(w.buf, 0, 0, 0, 0)
+	w.crc = crc32.Update(w.crc, castagnoli, w.buf[w.crcFrom:])
+	w.crcFrom = len(w.buf)
+	w.inGroup = false
+	g := w.group
+	g.Size = w.Offset() - g.Offset
+	g.CRC32C = w.crc
+	if len(w.buf) >= flushTarget {
+		if err := w.flush(); err != nil {
+			return GroupInfo{}, err
+		}
+	}
+	return g, nil
+}
+
+// flush writes buffered bytes up to the open block, if any.
+func (w *StreamWriter) flush() error {
+	end := len(w.buf)
+	if w.blockStart >= 0 {
+		end = w.blockStart
+	}
+	if w.inGroup {
+		w.crc = crc32.Update(w.crc, castagnoli, w.buf[w.crcFrom:end])
+	}
+	if end == 0 {
+		return nil
+	}
+	if _, err := w.w.Write(w.buf[:end]); err != nil {
+		return w.fail(fmt.Errorf("state: snapshot stream: write at offset %d: %w", w.off, err))
+	}
+	w.off += int64(end)
+	n := copy(w.buf, w.buf[end:])
+	w.buf = w.buf[:n]
+	w.crcFrom = 0
+	if w.blockStart >= 0 {
+		w.blockStart = 0
+	}
+	return nil
+}
+
+// Flush writes everything buffered. It fails inside an open key group.
+func (w *StreamWriter) Flush() error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.inGroup {
+		return w.fail(fmt.Errorf("state: snapshot stream: flush inside key group %d", w.group.KeyGroup))
+	}
+	return w.flush()
+}
+
+// Close ends the stream (writes the end tag) and flushes. It does not close
+// the underlying writer.
+func (w *StreamWriter) Close() error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.inGroup {
+		return w.fail(fmt.Errorf("state: snapshot stream: close inside key group %d", w.group.KeyGroup))
+	}
+	w.buf = append(w.buf, tagEnd)
+	return w.flush()
+}
+
+func (w *StreamWriter) fail(err error) error {
+	w.err = err
+	return err
+}
+
+// WriteKeyGroups writes the entries of the given key groups as a whole
+// stream, end tag included: what an in-memory checkpoint holds. entries(kg)
+// is typically KeyedBackend.Entries(kg, "").
+func WriteKeyGroups(w io.Writer, groups KeyGroupRange, entries func(kg int) iter.Seq2[Entry, error]) error {
+	sw := NewStreamWriter(w)
+	for kg := groups.Start; kg <= groups.End; kg++ {
+		begun := false
+		for e, err := range entries(kg) {
+			if err != nil {
+				return fmt.Errorf("state: snapshot stream: key group %d: %w", kg, err)
+			}
+			if !begun {
+				if err := sw.BeginKeyGroup(kg); err != nil {
+					return err
+				}
+				begun = true
+			}
+			if err := sw.Write(e); err != nil {
+				return err
+			}
+		}
+		if begun {
+			if _, err := sw.EndKeyGroup(); err != nil {
+				return err
+			}
+		}
+	}
+	return sw.Close()
+}
+
+// StreamReader decodes a keyed snapshot stream from bytes (without copying)
+// or from an io.Reader (one block in memory at a time). The slices of the
+// entries it returns are only valid until the next call of Next or
+// NextKeyGroup.
+type StreamReader struct {
+	r    io.Reader // nil: all bytes are in buf
+	buf  []byte    // bytes mode: the whole input; reader mode: the current block
+	pos  int
+	end  int   // end of the current block in buf, or -1 outside a block
+	base int64 // stream offset of buf[0]
+
+	inGroup   bool
+	group     int
+	lastGroup int // -1 before the first group
+	first     bool
+	state     string
+	key       []byte
+	ns        []byte
+	uk        []byte
+	nsOwned   []byte
+	ukOwned   []byte
+	hdr       [binary.MaxVarintLen64]byte
+	finished  bool
+}
+
+// NewStreamReaderBytes reads the stream in b; base is the offset of b[0] in
+// its file, used in error messages. A savepoint section (one group, no end
+// tag) reads with NextKeyGroup, Next until done, and Done.
+func NewStreamReaderBytes(b []byte, base int64) *StreamReader {
+	return &StreamReader{buf: b, base: base, end: -1, lastGroup: -1}
+}
+
+// NewStreamReader reads the stream from r.
+func NewStreamReader(r io.Reader) *StreamReader {
+	return &StreamReader{r: r, end: -1, lastGroup: -1}
+}
+
+// Offset is the stream offset of the next byte the reader will decode.
+func (r *StreamReader) Offset() int64 { return r.base + int64(r.pos) }
+
+// Done reports whether a bytes reader consumed all its input.
+func (r *StreamReader) Done() bool { return r.r == nil && r.pos == len(r.buf) }
+
+func (r *StreamReader) corrupt(format string, args ...any) error {
+	return fmt.Errorf("state: snapshot stream: offset %d: %s: %w", r.Offset(), fmt.Sprintf(format, args...), ErrCorrupt)
+}
+
+// readRaw reads n bytes outside blocks (tags, key group numbers, block
+// lengths). In reader mode it refills buf with exactly those bytes.
+func (r *StreamReader) readRaw(n int) ([]byte, error) {
+	if r.r == nil {
+		if len(r.buf)-r.pos < n {
+			return nil, r.corrupt("stream ends inside a header")
+		}
+		b := r.buf[r.pos : r.pos+n]
+		r.pos += n
+		return b, nil
+	}
+	r.base += int64(r.pos)
+	r.buf, r.pos = r.buf[:0], 0
+	b := r.hdr[:n]
+	if _, err := io.ReadFull(r.r, b); err != nil {
+		return nil, r.readErr(err)
+	}
+	r.base += int64(n)
+	return b, nil
+}
+
+func (r *StreamReader) readErr(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return r.corrupt("stream ends early")
+	}
+	return fmt.Errorf("state: snapshot stream: offset %d: %w", r.Offset(), err)
+}
+
+func (r *StreamReader) readUvarintRaw() (uint64, error) {
+	if r.r == nil {
+		v, n := binary.Uvarint(r.buf[r.pos:])
+		if n <= 0 {
+			return 0, r.corrupt("bad varint")
+		}
+		r.pos += n
+		return v, nil
+	}
+	var v uint64
+	for i := 0; i < binary.MaxVarintLen64; i++ {
+		b, err := r.readRaw(1)
+		if err != nil {
+			return 0, err
+		}
+		v |= uint64(b[0]&0x7f) << (7 * i)
+		if b[0] < 0x80 {
+			if i == binary.MaxVarintLen64-1 && b[0] > 1 {
+				break
+			}
+			return v, nil
+		}
+	}
+	return 0, r.corrupt("bad varint")
+}
+
+// NextKeyGroup moves to the next group. It returns ok=false at the end tag,
+// or at the end of the input of a bytes reader (a savepoint section). Entries
+// left in the current group are skipped (and checked).
+func (r *StreamReader) NextKeyGroup() (kg int, ok bool, err error) {
+	for r.inGroup {
+		if _, more, err := r.Next(); err != nil {
+			return 0, false, err
+		} else if !more {
+			break
+		}
+	}
+	if r.finished {
+		return 0, false, nil
+	}
+	if r.r == nil && r.pos == len(r.buf) {
+		r.finished = true
+		return 0, false, nil
+	}
+	tag, err := r.readRaw(1)
+	if err != nil {
+		return 0, false, err
+	}
+	switch tag[0] {
+	case tagEnd:
+		r.finished = true
+		return 0, false, nil
+	case tagGroup:
+	default:
+		r.pos--
+		return 0, false, r.corrupt("unknown tag 0x%02x", tag[0])
+	}
+	v, err := r.readUvarintRaw()
+	if err != nil {
+		return 0, false, err
+	}
+	if v >= MaxKeyGroups {
+		return 0, false, r.corrupt("key group %d out of range", v)
+	}
+	if int(v) <= r.lastGroup {
+		return 0, false, r.corrupt("key group %d after key group %d", v, r.lastGroup)
+	}
+	r.inGroup, r.first, r.group, r.lastGroup = true, true, int(v), int(v)
+	r.state, r.key, r.ns, r.uk = "", r.key[:0], nil, nil
+	return r.group, true, nil
+}
+
+// Next returns the next entry of the current group, or ok=false at its end.
+func (r *StreamReader) Next() (e Entry, ok bool, err error) {
+	if !r.inGroup {
+		return Entry{}, false, nil
+	}
+	if r.end < 0 || r.pos == r.end {
+		if r.end >= 0 {
+			r.end = -1
+		}
+		more, err := r.nextBlock()
+		if err != nil || !more {
+			r.inGroup = false
+			return Entry{}, false, err
+		}
+	}
+	return r.decodeEntry()
+}
+
+func (r *StreamReader) nextBlock() (bool, error) {
+	start := r.Offset()
+	if r.r != nil {
+		// The previous block's bytes are about to be overwritten: keep what
+		// the next entries may refer to.
+		r.nsOwned = append(r.nsOwned[:0], r.ns...)
+		r.ns = r.nsOwned[:len(r.ns):len(r.ns)]
+		r.ukOwned = append(r.ukOwned[:0], r.uk...)
+		r.uk = r.ukOwned[:len(r.uk):len(r.uk)]
+	}
+	lb, err := r.readRaw(4)
+	if err != nil {
+		return false, err
+	}
+	n := int(binary.LittleEndian.Uint32(lb))
+	if n == 0 {
+		return false, nil
+	}
+	if n > maxBlock {
+		return false, fmt.Errorf("state: snapshot stream: offset %d: block of %d bytes exceeds %d: %w", start, n, maxBlock, ErrCorrupt)
+	}
+	if r.r == nil {
+		if len(r.buf)-r.pos < n {
+			return false, fmt.Errorf("state: snapshot stream: offset %d: block of %d bytes runs past the end (%d left): %w", start, n, len(r.buf)-r.pos, ErrCorrupt)
+		}
+		r.end = r.pos + n
+		return true, nil
+	}
+	// Grow in steps so that a lying length costs no more memory than the
+	// bytes actually there.
+	r.base += int64(r.pos)
+	r.buf, r.pos = r.buf[:0], 0
+	for len(r.buf) < n {
+		step := min(n-len(r.buf), 1<<20)
+		r.buf = slices.Grow(r.buf, step)
+		m := len(r.buf)
+		r.buf = r.buf[:m+step]
+		if _, err := io.ReadFull(r.r, r.buf[m:]); err != nil {
+			r.buf = r.buf[:m]
+			return false, r.readErr(err)
+		}
+	}
+	r.end = n
+	return true, nil
+}
+
+func (r *StreamReader) field(what string) ([]byte, error) {
+	v, n := binary.Uvarint(r.buf[r.pos:r.end])
+	if n <= 0 {
+		return nil, r.corrupt("bad %s length", what)
+	}
+	if v > uint64(r.end-r.pos-n) {
+		return nil, r.corrupt("%s of %d bytes runs past its block", what, v)
+	}
+	r.pos += n
+	b := r.buf[r.pos : r.pos+int(v)]
+	r.pos += int(v)
+	if len(b) == 0 {
+		return nil, nil
+	}
+	return b, nil
+}
+
+func (r *StreamReader) decodeEntry() (Entry, bool, error) {
+	at := r.Offset()
+	flags := r.buf[r.pos]
+	if flags&^flagsAll != 0 {
+		return Entry{}, false, r.corrupt("bad entry flags 0x%02x", flags)
+	}
+	r.pos++
+	if r.first && flags&flagState == 0 {
+		return Entry{}, false, r.corrupt("first entry of key group %d has no state name", r.group)
+	}
+	c := 0 // order against the previous entry, decided by the first field that changed
+	if flags&flagState != 0 {
+		b, err := r.field("state name")
+		if err != nil {
+			return Entry{}, false, err
+		}
+		c = strings.Compare(string(b), r.state)
+		if c != 0 || r.first {
+			r.state = string(b)
+		}
+	}
+	if flags&flagKey != 0 {
+		shared, n := binary.Uvarint(r.buf[r.pos:r.end])
+		if n <= 0 || shared > uint64(len(r.key)) {
+			return Entry{}, false, r.corrupt("bad key prefix")
+		}
+		r.pos += n
+		suffix, err := r.field("key")
+		if err != nil {
+			return Entry{}, false, err
+		}
+		if c == 0 {
+			c = bytes.Compare(suffix, r.key[shared:])
+		}
+		r.key = append(r.key[:shared], suffix...)
+	}
+	if flags&flagNS != 0 {
+		b, err := r.field("namespace")
+		if err != nil {
+			return Entry{}, false, err
+		}
+		if c == 0 {
+			c = bytes.Compare(b, r.ns)
+		}
+		r.ns = b
+	}
+	var uk []byte
+	if flags&flagUK != 0 {
+		b, err := r.field("user key")
+		if err != nil {
+			return Entry{}, false, err
+		}
+		uk = b
+	}
+	if c == 0 {
+		c = bytes.Compare(uk, r.uk)
+	}
+	r.uk = uk
+	value, err := r.field("value")
+	if err != nil {
+		return Entry{}, false, err
+	}
+	if c <= 0 && !r.first {
+		return Entry{}, false, fmt.Errorf("state: snapshot stream: offset %d: entry out of order in key group %d: %w", at, r.group, ErrCorrupt)
+	}
+	r.first = false
+	var key []byte
+	if len(r.key) > 0 {
+		key = r.key
+	}
+	return Entry{State: r.state, KeyGroup: r.group, Key: key, Namespace: r.ns, UserKey: uk, Value: value}, true, nil
+}
+
+// All yields every entry of every group until the end of the stream.
+func (r *StreamReader) All() iter.Seq2[Entry, error] {
+	return func(yield func(Entry, error) bool) {
+		for {
+			_, ok, err := r.NextKeyGroup()
+			if err != nil {
+				yield(Entry{}, err)
+				return
+			}
+			if !ok {
+				return
+			}
+			for {
+				e, ok, err := r.Next()
+				if err != nil {
+					yield(Entry{}, err)
+					return
+				}
+				if !ok {
+					break
+				}
+				if !yield(e, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// Operator state stream (version 1):
+//
+//	opstream = uvarint(count) { entry }
+//	entry    = flags [state] kind uvarint(position) [key] value
+//	  flags bit 0: state name follows (uvarint len, bytes); else same as previous
+//	  flags bit 1: key follows (uvarint len, bytes); else none
+//	  value: uvarint len, bytes
+
+// AppendOperatorEntries appends the encoding of es, in the order given.
+func AppendOperatorEntries(dst []byte, es []OperatorEntry) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(es)))
+	prev := ""
+	for i, e := range es {
+		flags := byte(0)
+		if i == 0 || e.State != prev {
+			flags |= flagState
+		}
+		if len(e.Key) > 0 {
+			flags |= 2
+		}
+		dst = append(dst, flags)
+		if flags&flagState != 0 {
+			dst = binary.AppendUvarint(dst, uint64(len(e.State)))
+			dst = append(dst, e.State...)
+			prev = e.State
+		}
+		dst = append(dst, byte(e.Kind))
+		dst = binary.AppendUvarint(dst, uint64(e.Position))
+		if flags&2 != 0 {
+			dst = binary.AppendUvarint(dst, uint64(len(e.Key)))
+			dst = append(dst, e.Key...)
+		}
+		dst = binary.AppendUvarint(dst, uint64(len(e.Value)))
+		dst = append(dst, e.Value...)
+	}
+	return dst
+}
+
+// WriteOperatorEntries writes the encoding of es to w.
+func WriteOperatorEntries(w io.Writer, es []OperatorEntry) error {
+	_, err := w.Write(AppendOperatorEntries(nil, es))
+	return err
+}
+
+// DecodeOperatorEntries decodes all of b; base is b's offset in its file, for
+// error messages. The entries' Key and Value alias b.
+func DecodeOperatorEntries(b []byte, base int64) ([]OperatorEntry, error) {
+	pos := 0
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("state: operator stream: offset %d: %s: %w", base+int64(pos), fmt.Sprintf(format, args...), ErrCorrupt)
+	}
+	uv := func(what string) (uint64, error) {
+		v, n := binary.Uvarint(b[pos:])
+		if n <= 0 {
+			return 0, bad("bad %s", what)
+		}
+		pos += n
+		return v, nil
+	}
+	field := func(what string) ([]byte, error) {
+		n, err := uv(what + " length")
+		if err != nil {
+			return nil, err
+		}
+		if n > uint64(len(b)-pos) {
+			return nil, bad("%s of %d bytes runs past the end", what, n)
+		}
+		f := b[pos : pos+int(n)]
+		pos += int(n)
+		if len(f) == 0 {
+			return nil, nil
+		}
+		return f, nil
+	}
+	count, err := uv("entry count")
+	if err != nil {
+		return nil, err
+	}
+	// Every entry takes at least 4 bytes (flags, kind, position, value length).
+	if count > uint64(len(b)-pos)/4 {
+		return nil, bad("%d entries cannot fit in %d bytes", count, len(b)-pos)
+	}
+	out := make([]OperatorEntry, 0, count)
+	state := ""
+	for i := uint64(0); i < count; i++ {
+		if pos >= len(b) {
+			return nil, bad("stream ends at entry %d of %d", i, count)
+		}
+		flags := b[pos]
+		if flags&^3 != 0 || (i == 0 && flags&flagState == 0) {
+			return nil, bad("bad entry flags 0x%02x", flags)
+		}
+		pos++
+		if flags&flagState != 0 {
+			s, err := field("state name")
+			if err != nil {
+				return nil, err
+			}
+			state = string(s)
+		}
+		if pos >= len(b) {
+			return nil, bad("stream ends in entry %d", i)
+		}
+		kind := Kind(b[pos])
+		if kind != KindSplitList && kind != KindUnionList && kind != KindBroadcast {
+			return nil, bad("operator state kind %d", kind)
+		}
+		pos++
+		p, err := uv("position")
+		if err != nil {
+			return nil, err
+		}
+		if p > 1<<40 {
+			return nil, bad("position %d", p)
+		}
+		var key []byte
+		if flags&2 != 0 {
+			if key, err = field("key"); err != nil {
+				return nil, err
+			}
+		}
+		value, err := field("value")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, OperatorEntry{State: state, Kind: kind, Position: int(p), Key: key, Value: value})
+	}
+	if pos != len(b) {
+		return nil, bad("%d bytes after the last entry", len(b)-pos)
+	}
+	return out, nil
+}
+
+// ReadOperatorEntries reads an operator stream of at most max bytes from r.
+func ReadOperatorEntries(r io.Reader, max int64) ([]OperatorEntry, error) {
+	b, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("state: operator stream: %w", err)
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("state: operator stream: more than %d bytes: %w", max, ErrCorrupt)
+	}
+	return DecodeOperatorEntries(b, 0)
+}
