@@ -33,9 +33,9 @@ type (
 		base node
 		name string
 	}
-	indexNode  struct{ base, index node }
-	negNode    struct{ a node }
-	arithNode  struct {
+	indexNode struct{ base, index node }
+	negNode   struct{ a node }
+	arithNode struct {
 		op   string
 		a, b node
 	}
@@ -712,4 +712,3 @@ func truth(v any) bool {
 	b, ok := v.(bool)
 	return ok && b
 }
-

@@ -57,19 +57,29 @@ func parseError(err error) error {
 	}
 	e := &Error{Pos: posOf(pe.Position()), Msg: pe.Message()}
 	var ute *participle.UnexpectedTokenError
-	if errors.As(err, &ute) {
+	switch {
+	case errors.As(err, &ute):
 		tok := ute.Unexpected
-		switch {
-		case tok.EOF():
+		e.Msg = fmt.Sprintf("unexpected %q", tok.Value)
+		if tok.EOF() {
 			e.Msg = "unexpected end of input"
-			if ute.Expect != "" {
-				e.Msg += " (expected " + ute.Expect + ")"
-			}
-		default:
-			if kw := nearest(strings.ToUpper(tok.Value), keywords); kw != "" && !strings.EqualFold(kw, tok.Value) {
-				e.Hint = fmt.Sprintf("did you mean %s?", kw)
-			}
 		}
+		// Participle's expectation is a grammar fragment; its first
+		// symbol is what a person needs.
+		if exp, _, _ := strings.Cut(strings.TrimLeft(ute.Expect, "("), " "); exp != "" {
+			e.Msg += " (expected " + exp + ")"
+		}
+		if kw := nearest(strings.ToUpper(tok.Value), keywords); !tok.EOF() && kw != "" && !strings.EqualFold(kw, tok.Value) {
+			e.Hint = fmt.Sprintf("did you mean %s?", kw)
+		}
+	case strings.HasPrefix(pe.Message(), "lexer: invalid input text \"'"):
+		e.Msg = "unterminated string"
+		e.Hint = "strings are in single quotes, '' for a quote inside"
+	case strings.HasPrefix(pe.Message(), "lexer: invalid input text \"\\\""):
+		e.Msg = "unterminated quoted name"
+		e.Hint = `names are in double quotes, "" for a quote inside`
+	case strings.HasPrefix(pe.Message(), "lexer: invalid input text"):
+		e.Msg = "unexpected character"
 	}
 	return e
 }

@@ -253,7 +253,7 @@ func lowerPrimary(p *Primary) (*xexpr, error) {
 	return nil, errorf(p.Pos, "empty expression")
 }
 
-// unquoteString reads a 'single-quoted' literal, '' standing for one quote.
+// unquoteString reads a 'single-quoted' literal, ” standing for one quote.
 func unquoteString(s string) string {
 	if len(s) >= 2 && s[0] == '\'' && s[len(s)-1] == '\'' {
 		return strings.ReplaceAll(s[1:len(s)-1], "''", "'")

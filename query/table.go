@@ -109,8 +109,8 @@ var timersTable = &table{name: "timers", kind: tableTimers, cols: []column{
 	{"namespace", tAny, func(r *srcRow) any { return r.timer.Namespace }},
 	{"domain", tString, func(r *srcRow) any { return r.timer.Domain }},
 	// Timestamps are times so that they compare with RFC 3339 literals; the
-	// ends of time stay int64 (state.MillisValue).
-	{"timestamp", tAny, func(r *srcRow) any { return state.MillisValue(r.timer.Timestamp) }},
+	// ends of time stay int64 (state.MillisValue) and compare as NULL.
+	{"timestamp", tTime, func(r *srcRow) any { return state.MillisValue(r.timer.Timestamp) }},
 }}
 
 // shorthandTable is the shape of `"op"` and `"op"."state"`: the columns of

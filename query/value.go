@@ -291,12 +291,23 @@ func negate(v any) any {
 	return nil
 }
 
-// likeRegexp translates a LIKE pattern (% any run, _ any one character)
-// into an anchored regular expression.
+// likeRegexp translates a LIKE pattern (% any run, _ any one character, a
+// backslash makes the next character literal) into an anchored regular
+// expression.
 func likeRegexp(pattern string) (*regexp.Regexp, error) {
 	var b strings.Builder
 	b.WriteString(`(?s)^`)
+	escaped := false
 	for _, r := range pattern {
+		switch {
+		case escaped:
+			b.WriteString(regexp.QuoteMeta(string(r)))
+			escaped = false
+			continue
+		case r == '\\':
+			escaped = true
+			continue
+		}
 		switch r {
 		case '%':
 			b.WriteString(`.*`)
@@ -305,6 +316,9 @@ func likeRegexp(pattern string) (*regexp.Regexp, error) {
 		default:
 			b.WriteString(regexp.QuoteMeta(string(r)))
 		}
+	}
+	if escaped {
+		b.WriteString(`\\`)
 	}
 	b.WriteString(`$`)
 	return regexp.Compile(b.String())
