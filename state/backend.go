@@ -54,7 +54,8 @@ type KeyedBackend interface {
 	// Restore loads snapshotted entries before any state is registered. metas
 	// describe the states the entries belong to. Entries of one key group
 	// arrive in Entry order; key groups may arrive in any order, and entries
-	// outside KeyGroups() are an error.
+	// outside KeyGroups() are an error. The slices of a yielded entry are only
+	// valid during that iteration step: a backend copies what it keeps.
 	Restore(metas []StateMeta, entries iter.Seq2[Entry, error]) error
 	// Close releases the backend's resources.
 	Close() error

@@ -1,0 +1,180 @@
+package runtime
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+
+	"streamdbg/state"
+)
+
+// OperatorContext is one operator in one subtask as the operator sees it:
+// its state, its timers, its output and the clocks. The executor reuses it
+// for every element the operator handles.
+type OperatorContext struct {
+	exec *Executor
+	st   *subtask
+	inst *opInstance
+
+	// element being handled
+	rec     Record
+	where   string
+	keyed   state.KeyedBackend
+	timer   bool
+	curTime int64
+}
+
+// OperatorName is the operator's name.
+func (c *OperatorContext) OperatorName() string { return c.inst.info.Name }
+
+// OperatorUID is the operator's uid.
+func (c *OperatorContext) OperatorUID() string { return c.inst.info.UID }
+
+// SubtaskIndex is the index of the subtask, from 0.
+func (c *OperatorContext) SubtaskIndex() int { return c.st.index }
+
+// NumSubtasks is the operator's parallelism.
+func (c *OperatorContext) NumSubtasks() int { return c.st.task.Parallelism }
+
+// MaxParallelism is the job's number of key groups.
+func (c *OperatorContext) MaxParallelism() int { return c.exec.plan.MaxParallelism }
+
+// Logger logs with the operator and subtask attached.
+func (c *OperatorContext) Logger() *slog.Logger {
+	return c.exec.log.With("operator", c.inst.info.Name, "subtask", c.st.index)
+}
+
+// KeyedTable declares a keyed state. On an operator whose input is not a
+// keyed stream it fails with Flink's classic puzzle, made readable.
+func (c *OperatorContext) KeyedTable(d state.StateDesc) (state.Table, error) {
+	if c.inst.keyed == nil {
+		return nil, &KeyedStateError{Operator: c.inst.info.Name, Task: c.st.task.Name, Subtask: c.st.index, State: d.Meta.StateName}
+	}
+	d.Meta.OperatorID, d.Meta.OperatorName = c.inst.info.ID, c.inst.info.Name
+	d.Meta.KeyType = c.inst.info.KeyType
+	if d.Meta.NamespaceType == "" {
+		if d.Namespace != nil {
+			d.Meta.NamespaceType = d.Namespace.TypeName()
+		} else {
+			d.Meta.NamespaceType = state.VoidCodec.TypeName()
+		}
+	}
+	t, err := c.inst.keyed.Register(d)
+	if err != nil {
+		return nil, fmt.Errorf("operator %q: state %q: %w", c.inst.info.Name, d.Meta.StateName, err)
+	}
+	if c.exec.opts.Trace {
+		return &tracedTable{Table: t, inst: c.inst, exec: c.exec}, nil
+	}
+	return t, nil
+}
+
+// Operator returns the operator state of this subtask.
+func (c *OperatorContext) Operator() *state.OperatorStore { return c.inst.opStore }
+
+// KeyedStateError is the error of asking for keyed state on an operator
+// whose input is not keyed.
+type KeyedStateError struct {
+	Operator, Task, State string
+	Subtask               int
+}
+
+func (e *KeyedStateError) Error() string {
+	return fmt.Sprintf("operator %q (task %q, subtask %d) asks for keyed state %q, but its input is not a keyed stream: keyed state needs a keyed stream. Remedy: key the stream with KeyBy before %q, or use operator state",
+		e.Operator, e.Task, e.Subtask, e.State, e.Operator)
+}
+
+// Emit sends a record with the current element's timestamp to the main output.
+func (c *OperatorContext) Emit(v any) {
+	c.exec.emit(c, "", Record{Value: v, Timestamp: c.rec.Timestamp, HasTimestamp: c.rec.HasTimestamp})
+}
+
+// EmitAt sends a record with the given timestamp.
+func (c *OperatorContext) EmitAt(v any, ts int64) {
+	c.exec.emit(c, "", Record{Value: v, Timestamp: ts, HasTimestamp: true})
+}
+
+// EmitSide sends a record to a side output.
+func (c *OperatorContext) EmitSide(tag string, v any) {
+	c.exec.emit(c, tag, Record{Value: v, Timestamp: c.rec.Timestamp, HasTimestamp: c.rec.HasTimestamp})
+}
+
+// emitRecord emits a whole record (sources).
+func (c *OperatorContext) emitRecord(r Record) {
+	c.rec = r
+	c.exec.emit(c, "", r)
+}
+
+// Timestamp is the current record's timestamp, or the firing timer's.
+func (c *OperatorContext) Timestamp() (int64, bool) { return c.rec.Timestamp, c.rec.HasTimestamp }
+
+// Watermark is the operator's current event time.
+func (c *OperatorContext) Watermark() int64 { return c.inst.wm }
+
+// ProcessingTime is the virtual processing clock (epoch ms).
+func (c *OperatorContext) ProcessingTime() int64 { return c.exec.procTime }
+
+// CurrentKeyBytes is the encoded current key (nil when not keyed).
+func (c *OperatorContext) CurrentKeyBytes() []byte {
+	if c.inst.keyed == nil {
+		return nil
+	}
+	k, _ := c.inst.keyed.CurrentKey()
+	return k
+}
+
+// CurrentKey is the current key decoded to its Go type (nil when not keyed).
+func (c *OperatorContext) CurrentKey() any {
+	k := c.CurrentKeyBytes()
+	if k == nil {
+		return nil
+	}
+	v, err := c.inst.keyCodec.DecodeAny(k)
+	if err != nil {
+		return state.Hex(k)
+	}
+	return v
+}
+
+// Keyed returns the operator's keyed backend, nil when its input is not keyed.
+func (c *OperatorContext) Keyed() state.KeyedBackend { return c.inst.keyed }
+
+// RegisterTimer sets a timer for the current key and the namespace ns.
+func (c *OperatorContext) RegisterTimer(d TimeDomain, ts int64, ns []byte) error {
+	q, err := c.inst.timers(d)
+	if err != nil {
+		return err
+	}
+	key, kg := c.inst.keyed.CurrentKey()
+	t := state.Timer{Timestamp: ts, KeyGroup: kg, Key: bytes.Clone(key), Namespace: bytes.Clone(ns)}
+	added, err := q.Add(t)
+	if err != nil {
+		return err
+	}
+	if added && c.exec.trace != nil {
+		c.exec.trace.timer(TraceTimerSet, c, d, t)
+	}
+	return nil
+}
+
+// DeleteTimer removes a timer of the current key and namespace ns.
+func (c *OperatorContext) DeleteTimer(d TimeDomain, ts int64, ns []byte) error {
+	q, err := c.inst.timers(d)
+	if err != nil {
+		return err
+	}
+	key, kg := c.inst.keyed.CurrentKey()
+	t := state.Timer{Timestamp: ts, KeyGroup: kg, Key: key, Namespace: ns}
+	if c.exec.trace != nil {
+		c.exec.trace.timer(TraceTimerDeleted, c, d, t)
+	}
+	return q.Delete(t)
+}
+
+// Trace notes an event of the operator's own in the step's trace (windows
+// report "window fired", "late record", "merged").
+func (c *OperatorContext) Trace(what string, attrs ...any) {
+	if c.exec.trace != nil {
+		c.exec.trace.note(c, what, attrs...)
+	}
+}

@@ -1,0 +1,762 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	goruntime "runtime"
+	"runtime/debug"
+
+	"streamdbg/state"
+)
+
+// Executor runs a planned job: it owns every subtask, its state and its
+// queues, and schedules elements one step at a time. It is not safe for
+// concurrent use: the session serialises access.
+type Executor struct {
+	job  *Job
+	plan *Plan
+	opts Options
+	log  *slog.Logger
+
+	subtasks []*subtask // task order, then subtask index
+	sources  []*subtask
+	nextSrc  int
+	active   *subtask
+	// procPending lists subtasks that still have to fire processing-time
+	// timers after the clock moved.
+	procPending []*subtask
+	procTime    int64
+
+	position int64 // source events read
+	finished bool
+	failure  *Failure
+	closed   bool
+
+	backend       string
+	backendReason string
+
+	out   *jsonWriter
+	trace *Trace
+	// emission scratch, reused across steps
+	chained []work
+	keyBuf  []byte
+}
+
+type workKind uint8
+
+const (
+	wRecord workKind = iota
+	wWatermark
+	wSourcePull
+	wProcTimers
+)
+
+// work is one element waiting for one operator of a subtask's chain.
+type work struct {
+	kind workKind
+	op   int
+	rec  Record
+	wm   int64
+	// cont marks a watermark whose operator already saw it and is still
+	// firing timers.
+	cont bool
+	key  []byte
+	kg   int
+}
+
+// subtask is one parallel instance of a task.
+type subtask struct {
+	task      *Task
+	index     int
+	groups    state.KeyGroupRange
+	ops       []*opInstance
+	inbox     inbox
+	channelWM []int64
+	wm        int64
+	stack     []work
+	done      bool // a source subtask at the end of its input
+}
+
+// opInstance is one operator in one subtask.
+type opInstance struct {
+	info     *OperatorInfo
+	op       Operator
+	src      sourceRunner
+	ctx      *OperatorContext
+	keyed    state.KeyedBackend
+	keyCodec state.AnyCodec
+	opStore  *state.OperatorStore
+	outs     []route
+	wm       int64
+	event    state.TimerQueue
+	proc     state.TimerQueue
+	opened   bool
+}
+
+// route is where one output edge of an operator goes.
+type route struct {
+	tag     string
+	chained int // chain index of the target, or -1
+	part    partitioner
+	key     KeySelector
+	targets []*subtask
+	channel int // this subtask's channel index in every target
+	rr      int
+}
+
+func (o *opInstance) timers(d TimeDomain) (state.TimerQueue, error) {
+	if o.keyed == nil {
+		return nil, fmt.Errorf("operator %q: timers need a keyed stream; key the stream with KeyBy first", o.info.Name)
+	}
+	q := &o.event
+	name := "event_timers"
+	if d == ProcessingTime {
+		q, name = &o.proc, "processing_timers"
+	}
+	if *q == nil {
+		nsType := state.VoidCodec.TypeName()
+		if o.info.node.timerNamespace != nil {
+			nsType = o.info.node.timerNamespace.TypeName()
+		}
+		meta := state.StateMeta{OperatorID: o.info.ID, OperatorName: o.info.Name, StateName: state.TimerStateName(name),
+			Scope: state.ScopeKeyed, Kind: state.KindTimers, KeyType: o.info.KeyType, NamespaceType: nsType, ValueType: "int64"}
+		tq, err := o.keyed.Timers(name, meta)
+		if err != nil {
+			return nil, err
+		}
+		*q = tq
+	}
+	return *q, nil
+}
+
+// NewExecutor plans the job and sets up every subtask: state backends,
+// restored state (from restore, when not nil), operator state, and opens
+// every operator, as Flink's StreamTask does before it runs.
+func NewExecutor(j *Job, opts Options, from Restore) (*Executor, error) {
+	plan, err := BuildPlan(j, opts.Parallelism, opts.MaxParallelism)
+	if err != nil {
+		return nil, err
+	}
+	e := &Executor{job: j, plan: plan, opts: opts, log: opts.logger(), procTime: opts.StartProcessingTime, out: newJSONWriter(opts.Output)}
+	if opts.Trace {
+		e.trace = &Trace{}
+	}
+	for _, w := range plan.Warnings {
+		e.log.Warn(w)
+	}
+	e.backend, e.backendReason = chooseBackend(j, opts)
+	e.log.Info("state backend", "backend", e.backend, "why", e.backendReason)
+	var restore *restoring
+	if from != nil {
+		restore = &restoring{src: from, opts: RestoreOptions{AllowNonRestoredState: opts.AllowNonRestoredState}}
+		if err := restore.check(plan); err != nil {
+			return nil, err
+		}
+		info := from.Info()
+		e.position, e.procTime = info.Position, info.ProcessingTime
+	}
+	if err := e.build(restore); err != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *Executor) build(restore *restoring) error {
+	// Subtasks and operator instances first, routes second: routes point
+	// at the subtasks of downstream tasks.
+	byTask := make([][]*subtask, len(e.plan.Tasks))
+	for ti, t := range e.plan.Tasks {
+		for i := 0; i < t.Parallelism; i++ {
+			st := &subtask{task: t, index: i, wm: MinWatermark,
+				groups: state.KeyGroupRangeFor(e.plan.MaxParallelism, t.Parallelism, i)}
+			for _, info := range t.Operators {
+				inst := &opInstance{info: info, wm: MinWatermark, opStore: state.NewOperatorStore(info.ID, info.Name)}
+				if info.node.source != nil {
+					inst.src = info.node.source()
+					inst.op = inst.src
+				} else {
+					inst.op = info.node.newOp()
+				}
+				inst.ctx = &OperatorContext{exec: e, st: st, inst: inst}
+				st.ops = append(st.ops, inst)
+			}
+			byTask[ti] = append(byTask[ti], st)
+			e.subtasks = append(e.subtasks, st)
+			if st.ops[0].src != nil {
+				e.sources = append(e.sources, st)
+			}
+		}
+	}
+	for ti, t := range e.plan.Tasks {
+		for _, st := range byTask[ti] {
+			for _, inst := range st.ops {
+				for _, out := range inst.info.node.outputs {
+					r := route{tag: out.tag, chained: -1, part: out.part, key: out.key}
+					target := e.infoOf(out.to)
+					if target.Task == t {
+						r.chained = target.ChainIndex
+					} else {
+						r.targets = byTask[target.Task.Index]
+						r.channel = e.channelIndex(target.Task, out, st.index)
+					}
+					inst.outs = append(inst.outs, r)
+				}
+			}
+		}
+	}
+	for _, sts := range byTask {
+		for _, st := range sts {
+			n := 0
+			for _, in := range st.task.nodes[0].inputs {
+				n += e.infoOf(in.from).Parallelism
+			}
+			st.channelWM = make([]int64, n)
+			for i := range st.channelWM {
+				st.channelWM[i] = MinWatermark
+			}
+		}
+	}
+	// Initialise state and open, as StreamTask.invoke: keyed backends only
+	// for operators with a keyed input, operator state for all.
+	for _, st := range e.subtasks {
+		for _, inst := range st.ops {
+			if err := e.initOperator(st, inst, restore); err != nil {
+				return err
+			}
+		}
+	}
+	for _, st := range e.subtasks {
+		for _, inst := range st.ops {
+			if err := e.guard(st, inst, nil, func() error { return inst.op.Open(inst.ctx) }); err != nil {
+				return err
+			}
+			inst.opened = true
+		}
+	}
+	if restore != nil {
+		return e.restoreWatermarks()
+	}
+	return nil
+}
+
+func (e *Executor) infoOf(n *node) *OperatorInfo {
+	for _, o := range e.plan.Operators {
+		if o.node == n {
+			return o
+		}
+	}
+	panic("runtime: node without operator info") // INVARIANT: every node is planned
+}
+
+// channelIndex numbers the input channels of a task: every upstream
+// subtask of every input edge, in edge order.
+func (e *Executor) channelIndex(t *Task, in *edge, upstreamIndex int) int {
+	n := 0
+	for _, other := range t.nodes[0].inputs {
+		if other == in {
+			return n + upstreamIndex
+		}
+		n += e.infoOf(other.from).Parallelism
+	}
+	panic("runtime: edge is not an input of its task") // INVARIANT
+}
+
+func (e *Executor) initOperator(st *subtask, inst *opInstance, restore *restoring) error {
+	if inst.info.Keyed {
+		kb, err := newKeyedBackend(e, inst.info, st)
+		if err != nil {
+			return fmt.Errorf("operator %q subtask %d: state backend %s: %w", inst.info.Name, st.index, e.backend, err)
+		}
+		inst.keyed = kb
+		inst.keyCodec = inst.info.node.inputs[0].key.Codec
+	}
+	if restore != nil {
+		if err := restore.restoreOperator(inst, st); err != nil {
+			return err
+		}
+	}
+	if so, ok := inst.op.(StatefulOperator); ok {
+		return e.guard(st, inst, nil, func() error { return so.InitializeState(inst.ctx) })
+	}
+	return nil
+}
+
+// Plan is the executed plan.
+func (e *Executor) Plan() *Plan { return e.plan }
+
+// Backend names the keyed backend in use and why it was chosen.
+func (e *Executor) Backend() (name, why string) { return e.backend, e.backendReason }
+
+// Position is the number of source events read so far.
+func (e *Executor) Position() int64 { return e.position }
+
+// ProcessingTime is the virtual processing clock (epoch ms).
+func (e *Executor) ProcessingTime() int64 { return e.procTime }
+
+// Finished reports whether every source ended and every queue is empty.
+func (e *Executor) Finished() bool { return e.finished && e.idle() }
+
+// Failure is the failure that stopped the job, if any.
+func (e *Executor) Failure() *Failure { return e.failure }
+
+func (e *Executor) idle() bool {
+	if e.active != nil && len(e.active.stack) > 0 || len(e.procPending) > 0 {
+		return false
+	}
+	for _, st := range e.subtasks {
+		if st.inbox.len() > 0 || len(st.stack) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Idle reports whether the last source event and everything it caused are
+// fully processed.
+func (e *Executor) Idle() bool { return e.idle() }
+
+// ErrFinished is returned by steps after the end of the input.
+var ErrFinished = errors.New("runtime: end of input")
+
+// StepInfo describes one step: which element one operator handled.
+type StepInfo struct {
+	Task     string
+	Subtask  int
+	Operator string
+	Kind     string // "record", "watermark", "timer", "source"
+	Record   any    // the record handled (for record steps)
+	Where    string // the source position of a source step
+	Key      any
+}
+
+// Next reads one source event and runs everything it causes until all
+// queues are empty. After a StepInto it first finishes the event in flight.
+func (e *Executor) Next() error {
+	if e.failure != nil {
+		return e.failure
+	}
+	if e.idle() {
+		if err := e.startSource(); err != nil {
+			return err
+		}
+	}
+	for {
+		_, ok, err := e.step()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
+	}
+}
+
+// StepInto handles one element by one operator. When nothing is in flight it
+// reads the next source event first.
+func (e *Executor) StepInto() (StepInfo, error) {
+	if e.failure != nil {
+		return StepInfo{}, e.failure
+	}
+	if e.idle() {
+		if err := e.startSource(); err != nil {
+			return StepInfo{}, err
+		}
+	}
+	info, _, err := e.step()
+	return info, err
+}
+
+func (e *Executor) startSource() error {
+	for range e.sources {
+		st := e.sources[e.nextSrc%len(e.sources)]
+		e.nextSrc++
+		if !st.done {
+			st.stack = append(st.stack, work{kind: wSourcePull})
+			e.active = st
+			return nil
+		}
+	}
+	e.finished = true
+	return ErrFinished
+}
+
+// pick chooses the next subtask with work, in the scheduler's fixed order.
+func (e *Executor) pick() *subtask {
+	if e.active != nil && len(e.active.stack) > 0 {
+		return e.active
+	}
+	e.active = nil
+	for len(e.procPending) > 0 {
+		st := e.procPending[0]
+		e.procPending = e.procPending[1:]
+		for i := len(st.ops) - 1; i >= 0; i-- {
+			if st.ops[i].proc != nil && st.ops[i].proc.Len() > 0 {
+				st.stack = append(st.stack, work{kind: wProcTimers, op: i})
+			}
+		}
+		if len(st.stack) > 0 {
+			e.active = st
+			return st
+		}
+	}
+	for _, st := range e.subtasks {
+		for st.inbox.len() > 0 {
+			el := st.inbox.pop()
+			if el.isWatermark {
+				st.channelWM[el.channel] = max(st.channelWM[el.channel], el.wm)
+				m := int64(math.MaxInt64)
+				for _, w := range st.channelWM {
+					m = min(m, w)
+				}
+				if m <= st.wm {
+					if e.trace != nil {
+						e.trace.channelWatermark(st, el.channel, el.wm)
+					}
+					continue
+				}
+				st.wm = m
+				st.stack = append(st.stack, work{kind: wWatermark, wm: m})
+			} else {
+				st.stack = append(st.stack, work{kind: wRecord, rec: el.rec, key: el.key, kg: el.kg})
+			}
+			e.active = st
+			return st
+		}
+	}
+	return nil
+}
+
+// step runs one work item; ok=false when there was nothing to do.
+func (e *Executor) step() (info StepInfo, ok bool, err error) {
+	st := e.pick()
+	if st == nil {
+		if e.finished || e.allSourcesDone() {
+			e.finished = true
+		}
+		return StepInfo{}, false, nil
+	}
+	w := st.stack[len(st.stack)-1]
+	st.stack = st.stack[:len(st.stack)-1]
+	inst := st.ops[w.op]
+	info = StepInfo{Task: st.task.Name, Subtask: st.index, Operator: inst.info.Name}
+	if e.trace != nil {
+		e.trace.begin(st, inst)
+	}
+	err = e.guard(st, inst, &w, func() error { return e.run(st, inst, w, &info) })
+	if e.trace != nil {
+		e.trace.end(info)
+	}
+	return info, true, err
+}
+
+func (e *Executor) allSourcesDone() bool {
+	for _, s := range e.sources {
+		if !s.done {
+			return false
+		}
+	}
+	return true
+}
+
+func (e *Executor) run(st *subtask, inst *opInstance, w work, info *StepInfo) error {
+	ctx := inst.ctx
+	switch w.kind {
+	case wSourcePull:
+		info.Kind = "source"
+		e.position++
+		done, err := inst.src.pull(ctx)
+		info.Where = ctx.where
+		if done {
+			st.done = true
+			info.Kind = "end of input"
+		}
+		return err
+	case wRecord:
+		info.Kind, info.Record = "record", w.rec.Value
+		ctx.rec = w.rec
+		if inst.keyed != nil {
+			inst.keyed.SetCurrentKey(w.key, w.kg)
+			info.Key = ctx.CurrentKey()
+		}
+		return inst.op.ProcessElement(ctx, w.rec)
+	case wWatermark:
+		info.Kind = "watermark"
+		if !w.cont {
+			if w.wm <= inst.wm {
+				return nil // operators only see watermarks that advance
+			}
+			if e.trace != nil {
+				e.trace.watermark(st, inst, inst.wm, w.wm)
+			}
+			inst.wm = w.wm
+		}
+		if inst.event != nil {
+			if t, ok, err := inst.event.Peek(); err != nil {
+				return err
+			} else if ok && t.Timestamp <= inst.wm {
+				if _, _, err := inst.event.Pop(); err != nil {
+					return err
+				}
+				info.Kind = "timer"
+				// The continuation goes under the timer's output: the
+				// operator fires its next timer after this one's records.
+				st.stack = append(st.stack, work{kind: wWatermark, op: w.op, wm: w.wm, cont: true})
+				return e.fire(st, inst, t, EventTime, info)
+			}
+		}
+		if wo, ok := inst.op.(WatermarkOperator); ok {
+			if err := wo.ProcessWatermark(ctx, inst.wm); err != nil {
+				return err
+			}
+		}
+		e.forwardWatermark(st, inst, inst.wm)
+		return nil
+	case wProcTimers:
+		info.Kind = "timer"
+		t, ok, err := inst.proc.Peek()
+		if err != nil || !ok || t.Timestamp > e.procTime {
+			return err
+		}
+		if _, _, err := inst.proc.Pop(); err != nil {
+			return err
+		}
+		st.stack = append(st.stack, work{kind: wProcTimers, op: w.op})
+		return e.fire(st, inst, t, ProcessingTime, info)
+	}
+	return fmt.Errorf("runtime: unknown work kind %d", w.kind)
+}
+
+func (e *Executor) fire(st *subtask, inst *opInstance, t state.Timer, d TimeDomain, info *StepInfo) error {
+	ctx := inst.ctx
+	inst.keyed.SetCurrentKey(t.Key, t.KeyGroup)
+	ctx.rec = Record{Timestamp: t.Timestamp, HasTimestamp: d == EventTime}
+	info.Key = ctx.CurrentKey()
+	if e.trace != nil {
+		e.trace.timer(TraceTimerFired, ctx, d, t)
+	}
+	to, ok := inst.op.(TimerOperator)
+	if !ok {
+		return fmt.Errorf("operator %q has timers but does not handle them", inst.info.Name)
+	}
+	return to.OnTimer(ctx, t, d)
+}
+
+// emit routes a record from an operator to its outputs with the given tag.
+// Network outputs are queued at once; chained outputs are pushed on the
+// subtask's stack after the operator returns (see flushChained).
+func (e *Executor) emit(ctx *OperatorContext, tag string, r Record) {
+	inst := ctx.inst
+	if e.trace != nil {
+		e.trace.emitted(ctx, tag, r.Value)
+	}
+	for i := range inst.outs {
+		rt := &inst.outs[i]
+		if rt.tag != tag {
+			continue
+		}
+		if rt.chained >= 0 {
+			e.chained = append(e.chained, work{kind: wRecord, op: rt.chained, rec: r})
+			continue
+		}
+		switch rt.part {
+		case hashPartition:
+			e.keyBuf = rt.key.Append(e.keyBuf[:0], r.Value)
+			kg := state.KeyGroupFor(e.keyBuf, e.plan.MaxParallelism)
+			t := rt.targets[state.SubtaskFor(e.plan.MaxParallelism, len(rt.targets), kg)]
+			t.inbox.pushRecord(rt.channel, r, e.keyBuf, kg)
+		case broadcast:
+			for _, t := range rt.targets {
+				t.inbox.pushRecord(rt.channel, r, nil, 0)
+			}
+		case rebalance:
+			t := rt.targets[(ctx.st.index+rt.rr)%len(rt.targets)]
+			rt.rr++
+			t.inbox.pushRecord(rt.channel, r, nil, 0)
+		default:
+			rt.targets[ctx.st.index].inbox.pushRecord(rt.channel, r, nil, 0)
+		}
+	}
+}
+
+// flushChained pushes the chained emissions of the last operator call so
+// that the first emitted is handled first.
+func (e *Executor) flushChained(st *subtask) {
+	for i := len(e.chained) - 1; i >= 0; i-- {
+		st.stack = append(st.stack, e.chained[i])
+	}
+	clear(e.chained)
+	e.chained = e.chained[:0]
+}
+
+// emitWatermarkAfter makes a source's watermark follow the records it
+// emitted in the same call.
+func (e *Executor) emitWatermarkAfter(ctx *OperatorContext, wm int64) {
+	ctx.inst.wm = wm
+	e.forwardWatermark(ctx.st, ctx.inst, wm)
+}
+
+func (e *Executor) forwardWatermark(st *subtask, inst *opInstance, wm int64) {
+	seen := map[int]bool{}
+	for i := range inst.outs {
+		rt := &inst.outs[i]
+		if rt.chained >= 0 {
+			if !seen[rt.chained] {
+				seen[rt.chained] = true
+				e.chained = append(e.chained, work{kind: wWatermark, op: rt.chained, wm: wm})
+			}
+			continue
+		}
+		for _, t := range rt.targets {
+			t.inbox.pushWatermark(rt.channel, wm)
+		}
+	}
+}
+
+// advanceProcessingTime moves the virtual clock; processing-time timers
+// fire on the following steps, subtask by subtask.
+func (e *Executor) advanceProcessingTime(ms int64) {
+	if ms <= 0 {
+		return
+	}
+	e.procTime += ms
+	if e.trace != nil {
+		e.trace.processingTime(e.procTime)
+	}
+	for _, st := range e.subtasks {
+		for _, inst := range st.ops {
+			if inst.proc != nil && inst.proc.Len() > 0 {
+				e.procPending = append(e.procPending, st)
+				break
+			}
+		}
+	}
+}
+
+// AdvanceProcessingTime moves the virtual processing clock by ms and fires
+// the processing-time timers that became due.
+func (e *Executor) AdvanceProcessingTime(ms int64) error {
+	if e.failure != nil {
+		return e.failure
+	}
+	e.advanceProcessingTime(ms)
+	return e.drain()
+}
+
+// AdvanceWatermark makes every source emit the watermark wm (when it moves
+// event time forward) and runs everything it causes.
+func (e *Executor) AdvanceWatermark(wm int64) error {
+	if e.failure != nil {
+		return e.failure
+	}
+	if err := e.drain(); err != nil {
+		return err
+	}
+	for _, st := range e.sources {
+		inst := st.ops[0]
+		if wm > inst.wm {
+			if adv, ok := inst.src.(interface{ setEmitted(int64) }); ok {
+				adv.setEmitted(wm)
+			}
+			e.active = st
+			inst.ctx.exec.emitWatermarkAfter(inst.ctx, wm)
+			e.flushChained(st)
+			if err := e.drain(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (s *sourceOp[T]) setEmitted(wm int64) { s.emitted = max(s.emitted, wm) }
+
+// drain runs steps until nothing is in flight.
+func (e *Executor) drain() error {
+	for {
+		_, ok, err := e.step()
+		if err != nil || !ok {
+			return err
+		}
+	}
+}
+
+// guard runs user code: a panic or an error becomes a *Failure naming the
+// task, operator, record and key, and the executor stops.
+func (e *Executor) guard(st *subtask, inst *opInstance, w *work, f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			buf := make([]byte, 16<<10)
+			buf = buf[:goruntime.Stack(buf, false)]
+			err = e.fail(st, inst, w, fmt.Errorf("panic: %v", r), string(buf))
+		}
+	}()
+	if err := f(); err != nil {
+		clear(e.chained)
+		e.chained = e.chained[:0]
+		var ke *KeyedStateError
+		if errors.As(err, &ke) {
+			return e.fail(st, inst, w, err, "")
+		}
+		return e.fail(st, inst, w, err, "")
+	}
+	e.flushChained(st)
+	return nil
+}
+
+func (e *Executor) fail(st *subtask, inst *opInstance, w *work, cause error, stack string) error {
+	clear(e.chained)
+	e.chained = e.chained[:0]
+	f := &Failure{Task: st.task.Name, Subtask: st.index, Operator: inst.info.Name, Err: cause, Stack: stack, Position: e.position}
+	if w != nil {
+		switch w.kind {
+		case wRecord:
+			f.Record = describeValue(w.rec.Value)
+			if inst.keyed != nil {
+				f.Key = describeValue(inst.ctx.CurrentKey())
+			}
+		case wSourcePull:
+			f.Record = inst.ctx.where
+		case wWatermark:
+			f.Record = "watermark " + state.FormatMillis(w.wm)
+		}
+	}
+	if stack != "" {
+		f.Stack = trimStack(stack)
+	}
+	e.failure = f
+	return f
+}
+
+func trimStack(s string) string {
+	// Keep the user's frames readable: drop the executor's own frames
+	// below the recovered call.
+	_ = debug.Stack
+	return s
+}
+
+// Close closes every operator and releases the state backends.
+func (e *Executor) Close() error {
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	var errs []error
+	for _, st := range e.subtasks {
+		for _, inst := range st.ops {
+			if inst.opened {
+				if err := e.guard(st, inst, nil, inst.op.Close); err != nil && e.failure == nil {
+					errs = append(errs, err)
+				}
+			}
+			if inst.keyed != nil {
+				if err := inst.keyed.Close(); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

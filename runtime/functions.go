@@ -1,0 +1,286 @@
+package runtime
+
+import (
+	"fmt"
+
+	"streamdbg/state"
+)
+
+// RuntimeContext is what rich and checkpointed functions get: who they are
+// and where their state lives. Declare state with a descriptor's Bind:
+//
+//	f.count, err = state.Value("count", state.Int64).Bind(ctx)
+type RuntimeContext interface {
+	OperatorName() string
+	OperatorUID() string
+	SubtaskIndex() int
+	NumSubtasks() int
+	MaxParallelism() int
+	state.Registry
+}
+
+// RichFunction is a function with a life cycle.
+type RichFunction interface {
+	Open(ctx RuntimeContext) error
+	Close() error
+}
+
+// CheckpointedFunction keeps its own state in operator state, as a source
+// keeps its offsets: InitializeState declares (and, after a restore, reads)
+// it; SnapshotState writes it before each snapshot.
+type CheckpointedFunction interface {
+	InitializeState(ctx RuntimeContext) error
+	SnapshotState(ctx RuntimeContext) error
+}
+
+// MapFunction turns each record into one record.
+type MapFunction[T, U any] interface {
+	Map(in T) (U, error)
+}
+
+// MapFunc adapts a plain function to MapFunction.
+type MapFunc[T, U any] func(T) (U, error)
+
+// Map calls f.
+func (f MapFunc[T, U]) Map(in T) (U, error) { return f(in) }
+
+// Collector receives the records a function emits.
+type Collector[T any] interface {
+	Collect(T)
+}
+
+// FlatMapFunction turns each record into zero or more records.
+type FlatMapFunction[T, U any] interface {
+	FlatMap(in T, out Collector[U]) error
+}
+
+// FlatMapFunc adapts a plain function to FlatMapFunction.
+type FlatMapFunc[T, U any] func(T, Collector[U]) error
+
+// FlatMap calls f.
+func (f FlatMapFunc[T, U]) FlatMap(in T, out Collector[U]) error { return f(in, out) }
+
+// FilterFunction keeps the records it returns true for.
+type FilterFunction[T any] interface {
+	Filter(in T) (bool, error)
+}
+
+// FilterFunc adapts a plain function to FilterFunction.
+type FilterFunc[T any] func(T) (bool, error)
+
+// Filter calls f.
+func (f FilterFunc[T]) Filter(in T) (bool, error) { return f(in) }
+
+// ProcessFunction sees each record with its context: timestamp, watermark,
+// timers (on keyed streams) and side outputs.
+type ProcessFunction[T, U any] interface {
+	ProcessElement(ctx *ProcessContext[U], in T) error
+}
+
+// OnTimerFunction is a ProcessFunction with timers.
+type OnTimerFunction[U any] interface {
+	OnTimer(ctx *ProcessContext[U], timestamp int64, domain TimeDomain) error
+}
+
+// ProcessFunc adapts a plain function to ProcessFunction.
+type ProcessFunc[T, U any] func(*ProcessContext[U], T) error
+
+// ProcessElement calls f.
+func (f ProcessFunc[T, U]) ProcessElement(ctx *ProcessContext[U], in T) error { return f(ctx, in) }
+
+// SinkFunction consumes records at the end of a job.
+type SinkFunction[T any] interface {
+	Invoke(in T) error
+}
+
+// SinkFunc adapts a plain function to SinkFunction.
+type SinkFunc[T any] func(T) error
+
+// Invoke calls f.
+func (f SinkFunc[T]) Invoke(in T) error { return f(in) }
+
+// ProcessContext is the context of one ProcessElement or OnTimer call.
+type ProcessContext[U any] struct {
+	op *OperatorContext
+}
+
+// Collect emits a record with the current timestamp.
+func (c *ProcessContext[U]) Collect(v U) { c.op.Emit(v) }
+
+// CollectAt emits a record with the given timestamp.
+func (c *ProcessContext[U]) CollectAt(v U, ts int64) { c.op.EmitAt(v, ts) }
+
+// Output emits v to the side output tag.
+func (c *ProcessContext[U]) Output(tag string, v any) { c.op.EmitSide(tag, v) }
+
+// Timestamp is the current record's (or firing timer's) timestamp.
+func (c *ProcessContext[U]) Timestamp() (int64, bool) { return c.op.Timestamp() }
+
+// CurrentWatermark is the operator's event-time clock.
+func (c *ProcessContext[U]) CurrentWatermark() int64 { return c.op.Watermark() }
+
+// CurrentProcessingTime is the virtual processing clock.
+func (c *ProcessContext[U]) CurrentProcessingTime() int64 { return c.op.ProcessingTime() }
+
+// CurrentKey is the current key on a keyed stream (nil otherwise).
+func (c *ProcessContext[U]) CurrentKey() any { return c.op.CurrentKey() }
+
+// RegisterEventTimeTimer sets a timer for the current key at ts.
+func (c *ProcessContext[U]) RegisterEventTimeTimer(ts int64) error {
+	return c.op.RegisterTimer(EventTime, ts, nil)
+}
+
+// DeleteEventTimeTimer removes a timer of the current key.
+func (c *ProcessContext[U]) DeleteEventTimeTimer(ts int64) error {
+	return c.op.DeleteTimer(EventTime, ts, nil)
+}
+
+// RegisterProcessingTimeTimer sets a processing-time timer for the current key.
+func (c *ProcessContext[U]) RegisterProcessingTimeTimer(ts int64) error {
+	return c.op.RegisterTimer(ProcessingTime, ts, nil)
+}
+
+// DeleteProcessingTimeTimer removes a processing-time timer of the current key.
+func (c *ProcessContext[U]) DeleteProcessingTimeTimer(ts int64) error {
+	return c.op.DeleteTimer(ProcessingTime, ts, nil)
+}
+
+// Runtime gives the function its runtime context (state, subtask).
+func (c *ProcessContext[U]) Runtime() RuntimeContext { return c.op }
+
+// userOp runs a typed user function as an Operator, calling its life-cycle
+// methods when it has them.
+type userOp struct {
+	fn      any
+	process func(ctx *OperatorContext, r Record) error
+	onTimer func(ctx *OperatorContext, ts int64, domain TimeDomain) error
+}
+
+func (u *userOp) Open(ctx *OperatorContext) error {
+	if r, ok := u.fn.(RichFunction); ok {
+		return r.Open(ctx)
+	}
+	return nil
+}
+
+func (u *userOp) ProcessElement(ctx *OperatorContext, r Record) error { return u.process(ctx, r) }
+
+func (u *userOp) Close() error {
+	if r, ok := u.fn.(RichFunction); ok {
+		return r.Close()
+	}
+	return nil
+}
+
+func (u *userOp) InitializeState(ctx *OperatorContext) error {
+	if c, ok := u.fn.(CheckpointedFunction); ok {
+		return c.InitializeState(ctx)
+	}
+	return nil
+}
+
+func (u *userOp) SnapshotState(ctx *OperatorContext) error {
+	if c, ok := u.fn.(CheckpointedFunction); ok {
+		return c.SnapshotState(ctx)
+	}
+	return nil
+}
+
+func (u *userOp) OnTimer(ctx *OperatorContext, t state.Timer, domain TimeDomain) error {
+	if u.onTimer == nil {
+		return fmt.Errorf("operator %q has a timer but no OnTimer", ctx.OperatorName())
+	}
+	return u.onTimer(ctx, t.Timestamp, domain)
+}
+
+type collector[U any] struct{ op *OperatorContext }
+
+func (c collector[U]) Collect(v U) { c.op.Emit(v) }
+
+// Map applies f to every record.
+func Map[T, U any](in Input[T], name string, f MapFunction[T, U], opts ...Option) *Stream[U] {
+	return AddOperator[T, U](in, name, func() Operator {
+		f := cloneFunc(f)
+		return &userOp{fn: f, process: func(ctx *OperatorContext, r Record) error {
+			out, err := f.Map(r.Value.(T))
+			if err != nil {
+				return err
+			}
+			ctx.Emit(out)
+			return nil
+		}}
+	}, opts...)
+}
+
+// FlatMap applies f to every record; f emits any number of records.
+func FlatMap[T, U any](in Input[T], name string, f FlatMapFunction[T, U], opts ...Option) *Stream[U] {
+	return AddOperator[T, U](in, name, func() Operator {
+		f := cloneFunc(f)
+		var c collector[U]
+		return &userOp{fn: f, process: func(ctx *OperatorContext, r Record) error {
+			c.op = ctx
+			return f.FlatMap(r.Value.(T), c)
+		}}
+	}, opts...)
+}
+
+// Filter keeps the records f accepts.
+func Filter[T any](in Input[T], name string, f FilterFunction[T], opts ...Option) *Stream[T] {
+	return AddOperator[T, T](in, name, func() Operator {
+		f := cloneFunc(f)
+		return &userOp{fn: f, process: func(ctx *OperatorContext, r Record) error {
+			ok, err := f.Filter(r.Value.(T))
+			if err != nil || !ok {
+				return err
+			}
+			ctx.Emit(r.Value)
+			return nil
+		}}
+	}, opts...)
+}
+
+// Process runs f on every record with its context. On a keyed stream f may
+// use keyed state and timers; a function that implements OnTimerFunction
+// gets its timers.
+func Process[T, U any](in Input[T], name string, f ProcessFunction[T, U], opts ...Option) *Stream[U] {
+	return AddOperator[T, U](in, name, func() Operator {
+		f := cloneFunc(f)
+		pc := &ProcessContext[U]{}
+		op := &userOp{fn: f, process: func(ctx *OperatorContext, r Record) error {
+			pc.op = ctx
+			return f.ProcessElement(pc, r.Value.(T))
+		}}
+		if t, ok := f.(OnTimerFunction[U]); ok {
+			op.onTimer = func(ctx *OperatorContext, ts int64, d TimeDomain) error {
+				pc.op = ctx
+				return t.OnTimer(pc, ts, d)
+			}
+		}
+		return op
+	}, opts...)
+}
+
+// Sink consumes every record with f; sinks end a job.
+func Sink[T any](in Input[T], name string, f SinkFunction[T], opts ...Option) {
+	s := AddOperator[T, T](in, name, func() Operator {
+		f := cloneFunc(f)
+		return &userOp{fn: f, process: func(ctx *OperatorContext, r Record) error {
+			ctx.exec.recordOutput(ctx, r.Value)
+			return f.Invoke(r.Value.(T))
+		}}
+	}, opts...)
+	s.refs[0].node.isSink = true
+}
+
+// JSONSink writes every record as one JSON line to the execution's output
+// (stdout in run mode). A value with an AppendJSON(dst []byte) []byte method
+// encodes itself; anything else goes through encoding/json.
+func JSONSink[T any](in Input[T], name string, opts ...Option) {
+	s := AddOperator[T, T](in, name, func() Operator {
+		return &userOp{fn: nil, process: func(ctx *OperatorContext, r Record) error {
+			ctx.exec.recordOutput(ctx, r.Value)
+			return ctx.exec.writeJSON(r.Value)
+		}}
+	}, opts...)
+	s.refs[0].node.isSink = true
+}

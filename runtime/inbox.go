@@ -1,0 +1,59 @@
+package runtime
+
+// inbox is a subtask's input queue: records and watermarks from all input
+// channels in arrival order. Encoded keys of hash-partitioned records live
+// in one arena that is reset whenever the queue empties, so queueing a
+// keyed record allocates nothing in the steady state.
+type inbox struct {
+	els   []inElem
+	head  int
+	arena []byte
+}
+
+type inElem struct {
+	channel     int
+	isWatermark bool
+	wm          int64
+	rec         Record
+	key         []byte
+	kg          int
+}
+
+func (q *inbox) len() int { return len(q.els) - q.head }
+
+func (q *inbox) reset() {
+	if q.head == len(q.els) && q.head > 0 {
+		clear(q.els)
+		q.els, q.head, q.arena = q.els[:0], 0, q.arena[:0]
+	}
+}
+
+func (q *inbox) pushRecord(channel int, r Record, key []byte, kg int) {
+	q.reset()
+	var k []byte
+	if key != nil {
+		if cap(q.arena)-len(q.arena) < len(key) {
+			// A new arena: keys already queued keep pointing at the old one.
+			q.arena = make([]byte, 0, max(4096, 2*cap(q.arena), len(key)))
+		}
+		start := len(q.arena)
+		q.arena = append(q.arena, key...)
+		k = q.arena[start:len(q.arena):len(q.arena)]
+	}
+	q.els = append(q.els, inElem{channel: channel, rec: r, key: k, kg: kg})
+}
+
+func (q *inbox) pushWatermark(channel int, wm int64) {
+	q.reset()
+	q.els = append(q.els, inElem{channel: channel, isWatermark: true, wm: wm})
+}
+
+func (q *inbox) pop() inElem {
+	el := q.els[q.head]
+	q.els[q.head] = inElem{}
+	q.head++
+	return el
+}
+
+// queued returns the elements waiting, oldest first (for views).
+func (q *inbox) queued() []inElem { return q.els[q.head:] }

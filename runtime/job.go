@@ -1,0 +1,289 @@
+package runtime
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"streamdbg/state"
+)
+
+// Job is a stream job under construction: a graph of operators connected by
+// edges. Build it with FromSource and the functions of this package, then
+// hand it to NewExecutor (or to runtime/session for debugging).
+type Job struct {
+	Name string
+	// Parallelism is the default parallelism of operators that do not set
+	// their own. Options.Parallelism overrides it.
+	Parallelism int
+	// MaxParallelism is the number of key groups (default 128).
+	MaxParallelism int
+	// Backend names the keyed state backend chosen in the job's code ("heap"
+	// or "pebble"); it wins over flags and configuration, as in Flink.
+	Backend string
+
+	nodes []*node
+	err   error
+}
+
+// NewJob starts a job with default parallelism 1 and max parallelism 128.
+func NewJob(name string) *Job {
+	return &Job{Name: name, Parallelism: 1, MaxParallelism: state.DefaultMaxParallelism}
+}
+
+// Err returns the first error made while building the job (a bad window
+// size, a duplicate uid): the job cannot run until it is fixed.
+func (j *Job) Err() error { return j.err }
+
+func (j *Job) fail(err error) {
+	if j.err == nil {
+		j.err = err
+	}
+}
+
+// Fail records a build error; packages that add operators use it.
+func (j *Job) Fail(err error) { j.fail(err) }
+
+type partitioner uint8
+
+const (
+	forward partitioner = iota
+	hashPartition
+	rebalance
+	broadcast
+)
+
+func (p partitioner) String() string {
+	return [...]string{"forward", "hash", "rebalance", "broadcast"}[p]
+}
+
+// edge connects an output of one node (its main output or a side output) to
+// an input of another.
+type edge struct {
+	from, to *node
+	tag      string // side output tag; "" is the main output
+	part     partitioner
+	key      KeySelector // for hash edges
+	label    string      // how the key is described in the plan, e.g. "hash(word)"
+}
+
+// KeySelector extracts a record's key and encodes it; the encoding decides
+// the key group. Typed keyed streams build one from a key function and codec.
+type KeySelector struct {
+	// Append appends the encoded key of v to dst.
+	Append func(dst []byte, v any) []byte
+	// Codec decodes keys for display and names the key type.
+	Codec state.AnyCodec
+}
+
+// node is one operator of the job graph.
+type node struct {
+	id          int
+	name        string
+	uid         string
+	uidDerived  bool
+	parallelism int // 0: the job's default
+	newOp       func() Operator
+	source      sourceFactory // for source nodes
+	inputs      []*edge
+	outputs     []*edge
+	isSink      bool
+	// timerNamespace is the type of the namespaces of this operator's timers.
+	timerNamespace state.AnyCodec
+}
+
+func (n *node) keyed() bool {
+	return len(n.inputs) > 0 && n.inputs[0].part == hashPartition
+}
+
+// Option configures an operator when it is added.
+type Option func(*node)
+
+// UID sets the operator's uid: state maps to operators by uid on restore.
+func UID(uid string) Option { return func(n *node) { n.uid = uid } }
+
+// Parallelism sets the operator's parallelism.
+func Parallelism(p int) Option { return func(n *node) { n.parallelism = p } }
+
+// Name renames the operator.
+func Name(name string) Option { return func(n *node) { n.name = name } }
+
+func (j *Job) addNode(name string, opts []Option, newOp func() Operator, in []streamRef, part partitioner, key KeySelector, label string) *node {
+	n := &node{id: len(j.nodes), name: name, newOp: newOp}
+	for _, o := range opts {
+		o(n)
+	}
+	if n.parallelism < 0 {
+		j.fail(fmt.Errorf("runtime: operator %q: parallelism %d must be positive", n.name, n.parallelism))
+	}
+	for _, r := range in {
+		e := &edge{from: r.node, to: n, tag: r.tag, part: part, key: key, label: label}
+		n.inputs = append(n.inputs, e)
+		r.node.outputs = append(r.node.outputs, e)
+	}
+	j.nodes = append(j.nodes, n)
+	return n
+}
+
+// streamRef is one output of one node.
+type streamRef struct {
+	node *node
+	tag  string
+}
+
+// Stream is a stream of records of type T: the output of one or more
+// operators (more after Union).
+type Stream[T any] struct {
+	job  *Job
+	refs []streamRef
+	part partitioner
+}
+
+// Job returns the job the stream belongs to.
+func (s *Stream[T]) Job() *Job { return s.job }
+
+// Input is what an operator can read from: a Stream or a KeyedStream.
+type Input[T any] interface {
+	input() (job *Job, refs []streamRef, part partitioner, key KeySelector, label string)
+	// elements names T in the method set so that Go infers T from a
+	// *Stream[T] or *KeyedStream[K, T] argument.
+	elements(*T)
+}
+
+func (s *Stream[T]) elements(*T)         {}
+func (k *KeyedStream[K, T]) elements(*T) {}
+
+func (s *Stream[T]) input() (*Job, []streamRef, partitioner, KeySelector, string) {
+	return s.job, s.refs, s.part, KeySelector{}, ""
+}
+
+// Rebalance distributes the stream round-robin over the next operator's
+// subtasks; it breaks the chain.
+func (s *Stream[T]) Rebalance() *Stream[T] {
+	return &Stream[T]{job: s.job, refs: s.refs, part: rebalance}
+}
+
+// Broadcast sends every record to every subtask of the next operator.
+func (s *Stream[T]) Broadcast() *Stream[T] {
+	return &Stream[T]{job: s.job, refs: s.refs, part: broadcast}
+}
+
+// Union merges streams of the same type; the next operator reads them all.
+func Union[T any](first *Stream[T], more ...*Stream[T]) *Stream[T] {
+	out := &Stream[T]{job: first.job, refs: append([]streamRef(nil), first.refs...), part: first.part}
+	for _, s := range more {
+		out.refs = append(out.refs, s.refs...)
+	}
+	return out
+}
+
+// KeyedStream is a stream partitioned by a key: operators reading it get
+// keyed state and timers scoped to the current record's key.
+type KeyedStream[K, T any] struct {
+	in     *Stream[T]
+	keyOf  func(T) K
+	codec  state.Codec[K]
+	label  string
+	erased KeySelector
+}
+
+// KeyBy partitions s by key(record), encoded with codec. keyName names the
+// key in the plan ("word" shows as hash(word)).
+func KeyBy[K, T any](s *Stream[T], keyName string, key func(T) K, codec state.Codec[K]) *KeyedStream[K, T] {
+	ks := &KeyedStream[K, T]{in: s, keyOf: key, codec: codec, label: "hash(" + keyName + ")"}
+	ks.erased = KeySelector{
+		Append: func(dst []byte, v any) []byte { return codec.Append(dst, key(v.(T))) },
+		Codec:  state.Erase(codec),
+	}
+	return ks
+}
+
+func (k *KeyedStream[K, T]) input() (*Job, []streamRef, partitioner, KeySelector, string) {
+	return k.in.job, k.in.refs, hashPartition, k.erased, k.label
+}
+
+// Job returns the job the stream belongs to.
+func (k *KeyedStream[K, T]) Job() *Job { return k.in.job }
+
+// Codec is the key codec.
+func (k *KeyedStream[K, T]) Codec() state.Codec[K] { return k.codec }
+
+// AddOperator adds an operator that reads in and emits records of type U. It
+// is the door for operator packages (windows) and for jobs that need more
+// than Map, FlatMap, Filter and Process.
+func AddOperator[T, U any](in Input[T], name string, newOp func() Operator, opts ...Option) *Stream[U] {
+	job, refs, part, key, label := in.input()
+	n := job.addNode(name, opts, newOp, refs, part, key, label)
+	return &Stream[U]{job: job, refs: []streamRef{{node: n}}}
+}
+
+// SetTimerNamespace declares the namespace type of the timers of the
+// operator that produces s (void when never set).
+func SetTimerNamespace[T any](s *Stream[T], c state.AnyCodec) {
+	for _, r := range s.refs {
+		r.node.timerNamespace = c
+	}
+}
+
+// SideOutput returns the records an operator emitted to the side output tag.
+func SideOutput[T, U any](s *Stream[T], tag OutputTag[U]) *Stream[U] {
+	refs := make([]streamRef, len(s.refs))
+	for i, r := range s.refs {
+		refs[i] = streamRef{node: r.node, tag: tag.ID}
+	}
+	return &Stream[U]{job: s.job, refs: refs}
+}
+
+// OutputTag names a side output of records of type T.
+type OutputTag[T any] struct{ ID string }
+
+// NewOutputTag names a side output.
+func NewOutputTag[T any](id string) OutputTag[T] { return OutputTag[T]{ID: id} }
+
+// Options are the settings of one execution of a job that do not belong to
+// the job's code: what flags and configuration files say.
+type Options struct {
+	// Parallelism overrides the job's default parallelism when > 0.
+	Parallelism int
+	// MaxParallelism overrides the job's max parallelism when > 0.
+	MaxParallelism int
+	// Backend is the keyed backend from flags or configuration; the job's
+	// own Job.Backend wins. BackendOrigin says where it came from ("flag",
+	// "config"), for the log line that explains the choice.
+	Backend       string
+	BackendOrigin string
+	// StateDir is where a disk backend keeps its files ("" = a temp dir
+	// removed on close).
+	StateDir string
+	// Output receives sink records as JSON lines (nil discards them).
+	Output io.Writer
+	// Log receives warnings and progress (nil discards them).
+	Log *slog.Logger
+	// Trace records what each step did (emissions, state writes, timers,
+	// watermarks) for the debugger. Off in run mode.
+	Trace bool
+	// AllowNonRestoredState drops snapshot state of operators the job does
+	// not have instead of refusing the restore.
+	AllowNonRestoredState bool
+	// StartProcessingTime is the virtual processing clock's start (epoch ms).
+	StartProcessingTime int64
+}
+
+func (o Options) logger() *slog.Logger {
+	if o.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return o.Log
+}
+
+// describeNode is how errors name an operator.
+func describeNode(n *node) string { return fmt.Sprintf("%q", n.name) }
+
+func joinNames(ns []*node) string {
+	names := make([]string, len(ns))
+	for i, n := range ns {
+		names[i] = n.name
+	}
+	return strings.Join(names, " -> ")
+}

@@ -1,0 +1,222 @@
+package runtime
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"streamdbg/state"
+)
+
+// Plan is a job's operators chained into tasks, as Flink's JobGraph: an
+// operator chains to its input when the edge is forward, the input is its
+// only one and both have the same parallelism. KeyBy, rebalance, broadcast
+// and a change of parallelism break the chain.
+type Plan struct {
+	Job            string
+	MaxParallelism int
+	Tasks          []*Task
+	// Operators lists every operator in the order the job added them.
+	Operators []*OperatorInfo
+	// Warnings are problems that do not stop the job (derived uids).
+	Warnings []string
+}
+
+// Task is a chain of operators that runs as Parallelism subtasks.
+type Task struct {
+	Index       int
+	Name        string // the chain, e.g. "Source: lines -> tokenize"
+	Parallelism int
+	Operators   []*OperatorInfo // in chain order (depth first)
+	Inputs      []TaskInput
+	nodes       []*node
+}
+
+// TaskInput is a network edge into a task.
+type TaskInput struct {
+	From      *Task
+	Partition string // "hash", "rebalance", "broadcast", "forward"
+	Label     string // e.g. "hash(word)"
+	Tag       string // side output of the upstream operator
+}
+
+// OperatorInfo describes one operator in the plan.
+type OperatorInfo struct {
+	ID          string // 32 hex digits, from the uid
+	UID         string
+	Name        string
+	Parallelism int
+	Task        *Task
+	ChainIndex  int
+	Keyed       bool // its input is keyed: it has keyed state and timers
+	IsSource    bool
+	IsSink      bool
+	KeyType     string // type of the keys of a keyed operator
+	node        *node
+}
+
+var uidUnsafe = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+
+// BuildPlan chains the job's operators into tasks, with parallelism p when
+// p > 0 (otherwise the job's default).
+func BuildPlan(j *Job, parallelism, maxParallelism int) (*Plan, error) {
+	if j.err != nil {
+		return nil, j.err
+	}
+	if len(j.nodes) == 0 {
+		return nil, fmt.Errorf("runtime: job %q has no operators", j.Name)
+	}
+	def := j.Parallelism
+	if parallelism > 0 {
+		def = parallelism
+	}
+	if def <= 0 {
+		def = 1
+	}
+	maxP := j.MaxParallelism
+	if maxParallelism > 0 {
+		maxP = maxParallelism
+	}
+	if maxP <= 0 {
+		maxP = state.DefaultMaxParallelism
+	}
+	p := &Plan{Job: j.Name, MaxParallelism: maxP}
+	par := func(n *node) int {
+		if n.parallelism > 0 {
+			return n.parallelism
+		}
+		return def
+	}
+	infos := make(map[*node]*OperatorInfo, len(j.nodes))
+	uids := map[string]*node{}
+	for _, n := range j.nodes {
+		if par(n) > maxP {
+			return nil, fmt.Errorf("runtime: operator %q: parallelism %d exceeds max parallelism %d", n.name, par(n), maxP)
+		}
+		uid := n.uid
+		if uid == "" {
+			uid = fmt.Sprintf("%s-%d", strings.Trim(uidUnsafe.ReplaceAllString(strings.ToLower(n.name), "-"), "-"), n.id)
+			n.uidDerived = true
+			p.Warnings = append(p.Warnings, fmt.Sprintf("operator %q has no uid; using %q, derived from its position: its state will not restore if the job's shape changes", n.name, uid))
+		}
+		if other, dup := uids[uid]; dup {
+			return nil, fmt.Errorf("runtime: operators %q and %q have the same uid %q", other.name, n.name, uid)
+		}
+		uids[uid] = n
+		info := &OperatorInfo{ID: state.OperatorID(uid), UID: uid, Name: n.name, Parallelism: par(n),
+			Keyed: n.keyed(), IsSource: n.source != nil, IsSink: n.isSink, node: n}
+		if info.Keyed {
+			info.KeyType = n.inputs[0].key.Codec.TypeName()
+		}
+		for _, in := range n.inputs {
+			if in.part == forward && par(in.from) != par(n) {
+				in.part = rebalance
+			}
+		}
+		infos[n] = info
+		p.Operators = append(p.Operators, info)
+	}
+	chainsTo := func(e *edge) bool {
+		return e.part == forward && len(e.to.inputs) == 1 && par(e.from) == par(e.to) && !e.from.isSink
+	}
+	taskOf := map[*node]*Task{}
+	for _, n := range j.nodes {
+		if len(n.inputs) == 1 && chainsTo(n.inputs[0]) {
+			continue // chained into its input's task
+		}
+		t := &Task{Index: len(p.Tasks), Parallelism: par(n)}
+		var walk func(n *node)
+		walk = func(n *node) {
+			info := infos[n]
+			info.Task, info.ChainIndex = t, len(t.nodes)
+			t.nodes = append(t.nodes, n)
+			t.Operators = append(t.Operators, info)
+			taskOf[n] = t
+			for _, e := range n.outputs {
+				if chainsTo(e) {
+					walk(e.to)
+				}
+			}
+		}
+		walk(n)
+		t.Name = chainName(n, chainsTo)
+		p.Tasks = append(p.Tasks, t)
+	}
+	for _, t := range p.Tasks {
+		head := t.nodes[0]
+		for _, e := range head.inputs {
+			t.Inputs = append(t.Inputs, TaskInput{From: taskOf[e.from], Partition: e.part.String(), Label: e.label, Tag: e.tag})
+		}
+	}
+	return p, nil
+}
+
+func chainName(n *node, chainsTo func(*edge) bool) string {
+	var next []string
+	for _, e := range n.outputs {
+		if chainsTo(e) {
+			next = append(next, chainName(e.to, chainsTo))
+		}
+	}
+	switch len(next) {
+	case 0:
+		return n.name
+	case 1:
+		return n.name + " -> " + next[0]
+	}
+	return n.name + " -> (" + strings.Join(next, ", ") + ")"
+}
+
+// Operator finds an operator by name or uid.
+func (p *Plan) Operator(nameOrUID string) (*OperatorInfo, bool) {
+	for _, o := range p.Operators {
+		if o.Name == nameOrUID || o.UID == nameOrUID {
+			return o, true
+		}
+	}
+	return nil, false
+}
+
+// OperatorNames lists the operators' names in job order.
+func (p *Plan) OperatorNames() []string {
+	out := make([]string, len(p.Operators))
+	for i, o := range p.Operators {
+		out[i] = o.Name
+	}
+	return out
+}
+
+// String prints the plan, one task per line with its network inputs:
+//
+//	Source: lines -> tokenize  ×1
+//	count -> out  ×2  ← hash(word) from "Source: lines -> tokenize"
+func (p *Plan) String() string {
+	var b strings.Builder
+	for _, t := range p.Tasks {
+		fmt.Fprintf(&b, "%s  ×%d", t.Name, t.Parallelism)
+		for _, in := range t.Inputs {
+			label := in.Label
+			if label == "" {
+				label = in.Partition
+			}
+			if in.Tag != "" {
+				label += " [" + in.Tag + "]"
+			}
+			fmt.Fprintf(&b, "  ← %s from %q", label, in.From.Name)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// Fingerprint identifies the job's shape: operators by uid with their
+// kinds, in job order. Savepoints record it.
+func (p *Plan) Fingerprint() string {
+	parts := make([]string, 0, len(p.Operators))
+	for _, o := range p.Operators {
+		parts = append(parts, o.UID)
+	}
+	slices.Sort(parts)
+	return state.OperatorID(strings.Join(parts, "\x00"))
+}

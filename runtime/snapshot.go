@@ -1,0 +1,306 @@
+package runtime
+
+import (
+	"bytes"
+	"fmt"
+	"iter"
+	"slices"
+	"strings"
+
+	"streamdbg/state"
+)
+
+// Restore is state to start a job from: an in-memory checkpoint or a
+// savepoint on disk. Restore maps state to operators by operator id (from
+// the uid) and redistributes it to the job's parallelism.
+type Restore interface {
+	// Info describes where the snapshot was taken.
+	Info() RestoreInfo
+	// Operators lists the operators that have state in the snapshot.
+	Operators() []RestoredOperator
+	// KeyedEntries yields the keyed entries of one operator in groups.
+	KeyedEntries(operatorID string, groups state.KeyGroupRange) iter.Seq2[state.Entry, error]
+	// OperatorEntries is the operator state of subtask index of parallelism,
+	// redistributed as Flink does (split round-robin, union and broadcast to all).
+	OperatorEntries(operatorID string, parallelism, index int) ([]state.OperatorEntry, error)
+}
+
+// RestoreInfo is where a snapshot was taken.
+type RestoreInfo struct {
+	Job            string
+	Fingerprint    string
+	CheckpointID   int64
+	Position       int64 // source events read
+	ProcessingTime int64
+}
+
+// RestoredOperator is one operator of a snapshot.
+type RestoredOperator struct {
+	ID, UID, Name  string
+	Parallelism    int
+	MaxParallelism int
+	States         []state.StateMeta
+}
+
+// RestoreOptions say how strict a restore is.
+type RestoreOptions struct {
+	// AllowNonRestoredState skips snapshot state whose operator is not in
+	// the job instead of refusing the restore (Flink's
+	// --allowNonRestoredState).
+	AllowNonRestoredState bool
+}
+
+type restoring struct {
+	src  Restore
+	opts RestoreOptions
+	ops  map[string]RestoredOperator
+}
+
+// check refuses a snapshot that cannot restore into the plan.
+func (r *restoring) check(p *Plan) error {
+	r.ops = map[string]RestoredOperator{}
+	var unmatched []string
+	for _, o := range r.src.Operators() {
+		r.ops[o.ID] = o
+		info, ok := planOperatorByID(p, o.ID)
+		if !ok {
+			if len(o.States) > 0 {
+				unmatched = append(unmatched, fmt.Sprintf("%s (uid %q, %d states)", o.Name, o.UID, len(o.States)))
+			}
+			continue
+		}
+		if o.MaxParallelism != p.MaxParallelism && hasKeyed(o.States) {
+			return fmt.Errorf("runtime: cannot restore operator %q: the snapshot has max parallelism %d, the job %d; key groups cannot change (keep --max-parallelism %d)",
+				info.Name, o.MaxParallelism, p.MaxParallelism, o.MaxParallelism)
+		}
+	}
+	if len(unmatched) > 0 && !r.opts.AllowNonRestoredState {
+		return fmt.Errorf("runtime: the snapshot has state for operators the job does not have: %s; restore with --allow-non-restored-state to drop it",
+			strings.Join(unmatched, ", "))
+	}
+	return nil
+}
+
+func hasKeyed(ms []state.StateMeta) bool {
+	for _, m := range ms {
+		if m.Scope == state.ScopeKeyed {
+			return true
+		}
+	}
+	return false
+}
+
+func planOperatorByID(p *Plan, id string) (*OperatorInfo, bool) {
+	for _, o := range p.Operators {
+		if o.ID == id {
+			return o, true
+		}
+	}
+	return nil, false
+}
+
+func (r *restoring) restoreOperator(inst *opInstance, st *subtask) error {
+	o, ok := r.ops[inst.info.ID]
+	if !ok {
+		return nil
+	}
+	var keyed, opMetas []state.StateMeta
+	for _, m := range o.States {
+		if m.Scope == state.ScopeKeyed {
+			keyed = append(keyed, m)
+		} else {
+			opMetas = append(opMetas, m)
+		}
+	}
+	if len(keyed) > 0 {
+		if inst.keyed == nil {
+			return fmt.Errorf("runtime: operator %q: the snapshot has keyed state (%s) but the operator's input is not keyed", inst.info.Name, keyed[0].StateName)
+		}
+		if err := inst.keyed.Restore(keyed, r.src.KeyedEntries(o.ID, st.groups)); err != nil {
+			return fmt.Errorf("runtime: restore operator %q subtask %d: %w", inst.info.Name, st.index, err)
+		}
+	}
+	if len(opMetas) > 0 {
+		entries, err := r.src.OperatorEntries(o.ID, st.task.Parallelism, st.index)
+		if err != nil {
+			return fmt.Errorf("runtime: restore operator %q subtask %d: %w", inst.info.Name, st.index, err)
+		}
+		if err := inst.opStore.Restore(opMetas, entries); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// restoreWatermarks re-emits each source's restored watermark so that
+// downstream operators continue at the event time they had: the same
+// records are late after a restore as in an uninterrupted run.
+func (e *Executor) restoreWatermarks() error {
+	for _, st := range e.sources {
+		inst := st.ops[0]
+		if wm, ok := inst.src.(interface{ restoredWatermark() int64 }); ok {
+			if w := wm.restoredWatermark(); w > MinWatermark {
+				e.active = st
+				e.emitWatermarkAfter(inst.ctx, w)
+				e.flushChained(st)
+				if err := e.drain(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (s *sourceOp[T]) restoredWatermark() int64 { return s.emitted }
+
+// Checkpoint is an in-memory snapshot of a running job, taken between two
+// source events. It restores at the same parallelism (back, failure
+// recovery) or at any other.
+type Checkpoint struct {
+	info RestoreInfo
+	ops  []checkpointOp
+}
+
+type checkpointOp struct {
+	RestoredOperator
+	subtasks []checkpointSubtask
+}
+
+type checkpointSubtask struct {
+	groups   state.KeyGroupRange
+	keyed    []byte // snapshot stream of the keyed entries
+	operator []state.OperatorEntry
+}
+
+// Checkpoint snapshots every operator of every subtask. It must be called
+// when the executor is idle (no element in flight), so no record is half
+// processed and queues hold nothing: the snapshot is consistent without
+// barriers.
+func (e *Executor) Checkpoint(id int64) (*Checkpoint, error) {
+	if !e.idle() {
+		return nil, fmt.Errorf("runtime: checkpoint while elements are in flight")
+	}
+	if e.failure != nil {
+		return nil, e.failure
+	}
+	cp := &Checkpoint{info: RestoreInfo{Job: e.plan.Job, Fingerprint: e.plan.Fingerprint(), CheckpointID: id, Position: e.position, ProcessingTime: e.procTime}}
+	for _, info := range e.plan.Operators {
+		op := checkpointOp{RestoredOperator: RestoredOperator{ID: info.ID, UID: info.UID, Name: info.Name, Parallelism: info.Parallelism, MaxParallelism: e.plan.MaxParallelism}}
+		metas := map[string]state.StateMeta{}
+		for _, st := range e.subtasks {
+			if st.task != info.Task {
+				continue
+			}
+			inst := st.ops[info.ChainIndex]
+			if so, ok := inst.op.(StatefulOperator); ok {
+				if err := e.guard(st, inst, nil, func() error { return so.SnapshotState(inst.ctx) }); err != nil {
+					return nil, err
+				}
+			}
+			sub := checkpointSubtask{groups: st.groups, operator: inst.opStore.Entries()}
+			for _, m := range inst.opStore.States() {
+				addMeta(metas, m)
+			}
+			if inst.keyed != nil {
+				for _, m := range inst.keyed.States() {
+					addMeta(metas, m)
+				}
+				var buf bytes.Buffer
+				if err := state.WriteKeyGroups(&buf, st.groups, func(kg int) iter.Seq2[state.Entry, error] {
+					return inst.keyed.Entries(kg, "")
+				}); err != nil {
+					return nil, fmt.Errorf("runtime: checkpoint operator %q subtask %d: %w", info.Name, st.index, err)
+				}
+				sub.keyed = buf.Bytes()
+			}
+			op.subtasks = append(op.subtasks, sub)
+		}
+		for _, m := range metas {
+			op.States = append(op.States, m)
+		}
+		slices.SortFunc(op.States, func(a, b state.StateMeta) int { return strings.Compare(a.StateName, b.StateName) })
+		cp.ops = append(cp.ops, op)
+	}
+	return cp, nil
+}
+
+func addMeta(metas map[string]state.StateMeta, m state.StateMeta) {
+	if old, ok := metas[m.StateName]; ok {
+		m.Entries += old.Entries
+		m.Bytes += old.Bytes
+	}
+	metas[m.StateName] = m
+}
+
+// Info implements Restore.
+func (c *Checkpoint) Info() RestoreInfo { return c.info }
+
+// Operators implements Restore.
+func (c *Checkpoint) Operators() []RestoredOperator {
+	out := make([]RestoredOperator, len(c.ops))
+	for i, o := range c.ops {
+		out[i] = o.RestoredOperator
+	}
+	return out
+}
+
+func (c *Checkpoint) op(id string) *checkpointOp {
+	for i := range c.ops {
+		if c.ops[i].ID == id {
+			return &c.ops[i]
+		}
+	}
+	return nil
+}
+
+// KeyedEntries implements Restore.
+func (c *Checkpoint) KeyedEntries(id string, groups state.KeyGroupRange) iter.Seq2[state.Entry, error] {
+	return func(yield func(state.Entry, error) bool) {
+		op := c.op(id)
+		if op == nil {
+			return
+		}
+		for _, sub := range op.subtasks {
+			if sub.groups.End < groups.Start || sub.groups.Start > groups.End {
+				continue
+			}
+			for en, err := range state.NewStreamReaderBytes(sub.keyed, 0).All() {
+				if err != nil {
+					yield(en, err)
+					return
+				}
+				if groups.Contains(en.KeyGroup) && !yield(en, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// OperatorEntries implements Restore.
+func (c *Checkpoint) OperatorEntries(id string, parallelism, index int) ([]state.OperatorEntry, error) {
+	op := c.op(id)
+	if op == nil {
+		return nil, nil
+	}
+	per := make([][]state.OperatorEntry, len(op.subtasks))
+	for i, s := range op.subtasks {
+		per[i] = s.operator
+	}
+	return state.RedistributeOperatorState(per, parallelism, index), nil
+}
+
+// Size is the number of bytes the checkpoint holds.
+func (c *Checkpoint) Size() int {
+	n := 0
+	for _, o := range c.ops {
+		for _, s := range o.subtasks {
+			n += len(s.keyed)
+			for _, e := range s.operator {
+				n += len(e.Key) + len(e.Value)
+			}
+		}
+	}
+	return n
+}

@@ -1,0 +1,256 @@
+package runtime
+
+import (
+	"streamdbg/state"
+)
+
+// TraceKind says what a trace event records.
+type TraceKind uint8
+
+const (
+	// TraceStep: one operator handled one element (Step describes it).
+	TraceStep TraceKind = iota
+	// TraceEmitted: an operator emitted a record (Tag names a side output).
+	TraceEmitted
+	// TraceOutput: a sink received a record.
+	TraceOutput
+	// TraceStateWrite: a keyed state entry changed (Old → New, or Cleared).
+	TraceStateWrite
+	TraceTimerSet
+	TraceTimerDeleted
+	TraceTimerFired
+	// TraceWatermark: an operator's event time moved (From → To).
+	TraceWatermark
+	// TraceProcessingTime: the virtual processing clock moved to To.
+	TraceProcessingTime
+	// TraceNote: an operator's own report (What, Attrs), e.g. "window fired".
+	TraceNote
+)
+
+var traceKindNames = [...]string{"step", "emitted", "output", "state", "timer set", "timer deleted", "timer fired", "watermark", "processing time", "note"}
+
+func (k TraceKind) String() string { return traceKindNames[k] }
+
+// TraceEvent is one thing that happened during a step. Values are dynamic
+// (see state.ToDynamic) so views and queries can show them.
+type TraceEvent struct {
+	Kind     TraceKind
+	Step     int // the index of the step within the trace
+	Task     string
+	Subtask  int
+	Operator string
+
+	Step_ StepInfo // for TraceStep
+
+	Tag   string // side output tag
+	Value any    // emitted or output record
+
+	State     string // state name (state writes)
+	KeyGroup  int
+	Key       any
+	Namespace any
+	UserKey   any
+	Old, New  any
+	HadOld    bool
+	Cleared   bool
+
+	Domain    TimeDomain
+	Timestamp int64 // timers
+
+	From, To int64 // watermarks, processing time
+
+	What  string // notes
+	Attrs []any
+}
+
+// Trace collects what steps did, for the debugger. Take returns and resets it.
+type Trace struct {
+	events []TraceEvent
+	steps  int
+	st     *subtask
+	inst   *opInstance
+}
+
+// Take returns the events recorded since the last Take.
+func (t *Trace) Take() []TraceEvent {
+	ev := t.events
+	t.events = nil
+	t.steps = 0
+	return ev
+}
+
+func (t *Trace) add(ev TraceEvent) {
+	ev.Step = t.steps
+	if t.inst != nil && ev.Operator == "" {
+		ev.Task, ev.Subtask, ev.Operator = t.st.task.Name, t.st.index, t.inst.info.Name
+	}
+	t.events = append(t.events, ev)
+}
+
+func (t *Trace) begin(st *subtask, inst *opInstance) { t.st, t.inst = st, inst }
+
+func (t *Trace) end(info StepInfo) {
+	t.add(TraceEvent{Kind: TraceStep, Step_: info})
+	t.steps++
+	t.st, t.inst = nil, nil
+}
+
+func (t *Trace) emitted(ctx *OperatorContext, tag string, v any) {
+	t.add(TraceEvent{Kind: TraceEmitted, Task: ctx.st.task.Name, Subtask: ctx.st.index, Operator: ctx.inst.info.Name, Tag: tag, Value: v})
+}
+
+func (t *Trace) output(ctx *OperatorContext, v any) {
+	t.add(TraceEvent{Kind: TraceOutput, Task: ctx.st.task.Name, Subtask: ctx.st.index, Operator: ctx.inst.info.Name, Value: v})
+}
+
+func (t *Trace) timer(kind TraceKind, ctx *OperatorContext, d TimeDomain, tm state.Timer) {
+	t.add(TraceEvent{Kind: kind, Task: ctx.st.task.Name, Subtask: ctx.st.index, Operator: ctx.inst.info.Name,
+		Domain: d, Timestamp: tm.Timestamp, KeyGroup: tm.KeyGroup, Key: displayKey(ctx.inst, tm.Key),
+		Namespace: displayNamespace(ctx.inst.info.node.timerNamespace, tm.Namespace)})
+}
+
+func (t *Trace) watermark(st *subtask, inst *opInstance, from, to int64) {
+	t.add(TraceEvent{Kind: TraceWatermark, Task: st.task.Name, Subtask: st.index, Operator: inst.info.Name, From: from, To: to})
+}
+
+func (t *Trace) channelWatermark(st *subtask, channel int, wm int64) {}
+
+func (t *Trace) processingTime(to int64) {
+	t.add(TraceEvent{Kind: TraceProcessingTime, To: to})
+}
+
+func (t *Trace) note(ctx *OperatorContext, what string, attrs ...any) {
+	t.add(TraceEvent{Kind: TraceNote, Task: ctx.st.task.Name, Subtask: ctx.st.index, Operator: ctx.inst.info.Name, What: what, Attrs: attrs})
+}
+
+func displayKey(inst *opInstance, key []byte) any {
+	if inst.keyCodec == nil || key == nil {
+		return nil
+	}
+	v, err := inst.keyCodec.Display(key)
+	if err != nil {
+		return state.Hex(key)
+	}
+	return v
+}
+
+func displayNamespace(c state.AnyCodec, ns []byte) any {
+	if c == nil || len(ns) == 0 {
+		return nil
+	}
+	v, err := c.Display(ns)
+	if err != nil {
+		return state.Hex(ns)
+	}
+	return v
+}
+
+// tracedTable records every write to a keyed state with its old value.
+type tracedTable struct {
+	state.Table
+	inst *opInstance
+	exec *Executor
+}
+
+func (t *tracedTable) record(ns, uk []byte, old any, hadOld bool, nw any, cleared bool) {
+	tr := t.exec.trace
+	if tr == nil {
+		return
+	}
+	d := t.Table.Desc()
+	key, kg := t.inst.keyed.CurrentKey()
+	ev := TraceEvent{Kind: TraceStateWrite, State: d.Meta.StateName, KeyGroup: kg, Key: displayKey(t.inst, key),
+		Namespace: displayNamespace(d.Namespace, ns), Old: dyn(old), HadOld: hadOld, New: dyn(nw), Cleared: cleared}
+	if uk != nil && d.UserKey != nil {
+		if v, err := d.UserKey.Display(uk); err == nil {
+			ev.UserKey = v
+		} else {
+			ev.UserKey = state.Hex(uk)
+		}
+	}
+	if t.inst.ctx != nil {
+		ev.Task, ev.Subtask, ev.Operator = t.inst.ctx.st.task.Name, t.inst.ctx.st.index, t.inst.info.Name
+	}
+	tr.add(ev)
+}
+
+func dyn(v any) any {
+	if v == nil {
+		return nil
+	}
+	return state.ToDynamic(v)
+}
+
+func (t *tracedTable) Put(ns []byte, v any) error {
+	old, ok, err := t.Table.Get(ns)
+	if err != nil {
+		return err
+	}
+	if err := t.Table.Put(ns, v); err != nil {
+		return err
+	}
+	t.record(ns, nil, old, ok, v, false)
+	return nil
+}
+
+func (t *tracedTable) ListAppend(ns []byte, v any) error {
+	if err := t.Table.ListAppend(ns, v); err != nil {
+		return err
+	}
+	t.record(ns, nil, nil, false, v, false)
+	return nil
+}
+
+func (t *tracedTable) ListPut(ns []byte, vs []any) error {
+	old, err := t.Table.ListGet(ns)
+	if err != nil {
+		return err
+	}
+	if err := t.Table.ListPut(ns, vs); err != nil {
+		return err
+	}
+	t.record(ns, nil, old, old != nil, vs, false)
+	return nil
+}
+
+func (t *tracedTable) MapPut(ns, uk []byte, v any) error {
+	old, ok, err := t.Table.MapGet(ns, uk)
+	if err != nil {
+		return err
+	}
+	if err := t.Table.MapPut(ns, uk, v); err != nil {
+		return err
+	}
+	t.record(ns, uk, old, ok, v, false)
+	return nil
+}
+
+func (t *tracedTable) MapDelete(ns, uk []byte) error {
+	old, ok, err := t.Table.MapGet(ns, uk)
+	if err != nil {
+		return err
+	}
+	if err := t.Table.MapDelete(ns, uk); err != nil {
+		return err
+	}
+	if ok {
+		t.record(ns, uk, old, true, nil, true)
+	}
+	return nil
+}
+
+func (t *tracedTable) Clear(ns []byte) error {
+	if err := t.Table.Clear(ns); err != nil {
+		return err
+	}
+	t.record(ns, nil, nil, false, nil, true)
+	return nil
+}
+
+func (t *tracedTable) MergeNamespaces(target []byte, sources [][]byte) error {
+	if err := t.Table.MergeNamespaces(target, sources); err != nil {
+		return err
+	}
+	t.record(target, nil, nil, false, nil, false)
+	return nil
+}

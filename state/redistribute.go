@@ -1,0 +1,72 @@
+package state
+
+// RedistributeOperatorState gives subtask index of parallelism its operator
+// state from the per-subtask entries of a snapshot, as Flink's
+// RoundRobinOperatorStateRepartitioner does:
+//
+//   - at the same parallelism every subtask keeps exactly its own entries;
+//   - split lists: the elements of all old subtasks, concatenated in subtask
+//     order, are cut into parallelism contiguous runs whose lengths differ by
+//     at most one (the first runs are the longer ones);
+//   - union lists: every subtask gets every element of every old subtask;
+//   - broadcast maps: every subtask gets the map of old subtask 0 (all hold
+//     the same map).
+//
+// Positions are renumbered from 0 per state.
+func RedistributeOperatorState(old [][]OperatorEntry, parallelism, index int) []OperatorEntry {
+	if len(old) == parallelism {
+		return renumber(append([]OperatorEntry(nil), old[index]...))
+	}
+	var names []string
+	byState := map[string][][]OperatorEntry{}
+	kinds := map[string]Kind{}
+	for sub, es := range old {
+		for _, e := range es {
+			if _, ok := byState[e.State]; !ok {
+				names = append(names, e.State)
+				byState[e.State] = make([][]OperatorEntry, len(old))
+			}
+			byState[e.State][sub] = append(byState[e.State][sub], e)
+			kinds[e.State] = e.Kind
+		}
+	}
+	var out []OperatorEntry
+	for _, name := range names {
+		per := byState[name]
+		switch kinds[name] {
+		case KindBroadcast:
+			for _, es := range per {
+				if len(es) > 0 {
+					out = append(out, es...)
+					break
+				}
+			}
+		case KindUnionList:
+			for _, es := range per {
+				out = append(out, es...)
+			}
+		default:
+			var all []OperatorEntry
+			for _, es := range per {
+				all = append(all, es...)
+			}
+			base, extra := len(all)/parallelism, len(all)%parallelism
+			start := index*base + min(index, extra)
+			n := base
+			if index < extra {
+				n++
+			}
+			out = append(out, all[start:start+n]...)
+		}
+	}
+	return renumber(out)
+}
+
+func renumber(es []OperatorEntry) []OperatorEntry {
+	pos := map[string]int{}
+	for i := range es {
+		es[i].Position = pos[es[i].State]
+		pos[es[i].State]++
+	}
+	return es
+}
