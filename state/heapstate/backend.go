@@ -1,0 +1,401 @@
+package heapstate
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"strings"
+
+	"streamdbg/state"
+)
+
+// Backend is the heap keyed backend of one operator subtask.
+type Backend struct {
+	maxParallelism int
+	groups         state.KeyGroupRange
+
+	// buf starts with the current key's composite prefix,
+	// uvarint(len(key)) + key, ending at keyEnd; the bytes after it are
+	// scratch where a namespace is appended to form a composite.
+	buf      []byte
+	keyStart int
+	keyEnd   int
+	kg       int
+	// kgIdx is kg - groups.Start, or -1 while no key in range is set.
+	kgIdx  int
+	hasKey bool
+
+	tables   map[string]*table
+	timers   map[string]*timerQueue
+	restored map[string]*restoredState
+}
+
+// restoredState is a snapshotted state not declared yet, kept as bytes.
+type restoredState struct {
+	meta state.StateMeta
+	byKG map[int][]state.Entry
+}
+
+var _ state.KeyedBackend = (*Backend)(nil)
+
+// New makes an empty backend for the key groups in groups of a job with the
+// given max parallelism.
+func New(maxParallelism int, groups state.KeyGroupRange) *Backend {
+	return &Backend{
+		maxParallelism: maxParallelism,
+		groups:         groups,
+		kgIdx:          -1,
+		tables:         map[string]*table{},
+		timers:         map[string]*timerQueue{},
+		restored:       map[string]*restoredState{},
+	}
+}
+
+// KeyGroups is the range of key groups this backend holds.
+func (b *Backend) KeyGroups() state.KeyGroupRange { return b.groups }
+
+// MaxParallelism is the number of key groups of the job.
+func (b *Backend) MaxParallelism() int { return b.maxParallelism }
+
+// SetCurrentKey sets the key (encoded) and its key group for all tables.
+func (b *Backend) SetCurrentKey(key []byte, keyGroup int) {
+	b.buf = binary.AppendUvarint(b.buf[:0], uint64(len(key)))
+	b.keyStart = len(b.buf)
+	b.buf = append(b.buf, key...)
+	b.keyEnd = len(b.buf)
+	b.kg = keyGroup
+	b.hasKey = true
+	b.kgIdx = -1
+	if b.groups.Contains(keyGroup) {
+		b.kgIdx = keyGroup - b.groups.Start
+	}
+}
+
+// CurrentKey returns what SetCurrentKey set.
+func (b *Backend) CurrentKey() ([]byte, int) {
+	return b.buf[b.keyStart:b.keyEnd:b.keyEnd], b.kg
+}
+
+// composite returns the current key's composite with ns; valid until the
+// next call.
+func (b *Backend) composite(ns []byte) []byte {
+	b.buf = append(b.buf[:b.keyEnd], ns...)
+	return b.buf
+}
+
+// keyErr explains why the current key cannot be accessed.
+func (b *Backend) keyErr(name string) error {
+	if !b.hasKey {
+		return fmt.Errorf("heapstate: state %q accessed with no current key", name)
+	}
+	return fmt.Errorf("heapstate: state %q: key group %d of the current key is outside this backend's key groups %s",
+		name, b.kg, b.groups)
+}
+
+// composeKey builds a composite as a new string (for inserts and restore).
+func composeKey(key, ns []byte) string {
+	buf := make([]byte, 0, binary.MaxVarintLen64+len(key)+len(ns))
+	buf = binary.AppendUvarint(buf, uint64(len(key)))
+	buf = append(buf, key...)
+	buf = append(buf, ns...)
+	return string(buf)
+}
+
+// splitKey is the inverse of the composite layout.
+//
+// INVARIANT: composites are only built by composeKey and composite, so the
+// prefix is a well-formed uvarint no longer than the rest.
+func splitKey(c string) (key, ns string) {
+	var n uint64
+	w := 0
+	for shift := uint(0); ; shift += 7 {
+		x := c[w]
+		w++
+		n |= uint64(x&0x7f) << shift
+		if x < 0x80 {
+			break
+		}
+	}
+	return c[w : w+int(n)], c[w+int(n):]
+}
+
+// compareComposite orders composites by key, then namespace, as bytes.
+func compareComposite(a, b string) int {
+	ak, an := splitKey(a)
+	bk, bn := splitKey(b)
+	if c := strings.Compare(ak, bk); c != 0 {
+		return c
+	}
+	return strings.Compare(an, bn)
+}
+
+// Register declares a state, or returns the table already declared under
+// that name. Entries restored for it are decoded with its codecs here.
+func (b *Backend) Register(d state.StateDesc) (state.Table, error) {
+	name := d.Meta.StateName
+	switch {
+	case name == "":
+		return nil, errors.New("heapstate: register: state without a name")
+	case state.TimerDomain(name) != "":
+		return nil, fmt.Errorf("heapstate: register %q: the name is reserved for timers", name)
+	case d.Value == nil:
+		return nil, fmt.Errorf("heapstate: register %q: no value codec", name)
+	}
+	switch d.Meta.Kind {
+	case state.KindValue, state.KindReducing, state.KindAggregating, state.KindList:
+	case state.KindMap:
+		if d.UserKey == nil {
+			return nil, fmt.Errorf("heapstate: register %q: map state without a user key codec", name)
+		}
+	default:
+		return nil, fmt.Errorf("heapstate: register %q: %s is not a keyed state kind", name, d.Meta.Kind)
+	}
+	d.Meta.Scope = state.ScopeKeyed
+	d.Meta.Entries, d.Meta.Bytes = 0, 0
+	if d.Meta.NamespaceType == "" && d.Namespace != nil {
+		d.Meta.NamespaceType = d.Namespace.TypeName()
+	}
+	if t, ok := b.tables[name]; ok {
+		if why := t.desc.Meta.Compatible(d.Meta); why != "" {
+			return nil, fmt.Errorf("heapstate: state %q declared twice: %s", name, why)
+		}
+		return t, nil
+	}
+	t := newTable(b, d)
+	if r, ok := b.restored[name]; ok {
+		if why := r.meta.Compatible(d.Meta); why != "" {
+			return nil, fmt.Errorf("heapstate: restored state %q cannot be read as declared: %s", name, why)
+		}
+		for _, kg := range sortedKeys(r.byKG) {
+			for _, e := range r.byKG[kg] {
+				if err := t.load(e); err != nil {
+					return nil, err
+				}
+			}
+		}
+		delete(b.restored, name)
+	}
+	b.tables[name] = t
+	return t, nil
+}
+
+// Timers returns the timer queue called name, decoding restored timers.
+func (b *Backend) Timers(name string, meta state.StateMeta) (state.TimerQueue, error) {
+	if name == "" {
+		return nil, errors.New("heapstate: timers: queue without a name")
+	}
+	if q, ok := b.timers[name]; ok {
+		return q, nil
+	}
+	meta.StateName = state.TimerStateName(name)
+	meta.Scope, meta.Kind = state.ScopeKeyed, state.KindTimers
+	meta.Entries, meta.Bytes = 0, 0
+	if meta.UserKeyType == "" {
+		meta.UserKeyType = state.Int64.TypeName()
+	}
+	q := newTimerQueue(b, meta)
+	if r, ok := b.restored[meta.StateName]; ok {
+		if r.meta.Kind != state.KindTimers {
+			return nil, fmt.Errorf("heapstate: restored state %q is %s, not timers", meta.StateName, r.meta.Kind)
+		}
+		for _, kg := range sortedKeys(r.byKG) {
+			for _, e := range r.byKG[kg] {
+				if err := q.load(e); err != nil {
+					return nil, err
+				}
+			}
+		}
+		delete(b.restored, meta.StateName)
+	}
+	b.timers[name] = q
+	return q, nil
+}
+
+// stateNames lists every declared, timer and restored state name, sorted.
+func (b *Backend) stateNames() []string {
+	names := make([]string, 0, len(b.tables)+len(b.timers)+len(b.restored))
+	for n := range b.tables {
+		names = append(names, n)
+	}
+	for n := range b.timers {
+		names = append(names, state.TimerStateName(n))
+	}
+	for n := range b.restored {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// entrySource produces the entries of one state in one key group.
+type entrySource interface {
+	describe() state.StateMeta
+	entries(kg int, yield func(state.Entry) bool) bool
+}
+
+func (b *Backend) source(name string) entrySource {
+	if t, ok := b.tables[name]; ok {
+		return t
+	}
+	if r, ok := b.restored[name]; ok {
+		return r
+	}
+	if q, ok := strings.CutPrefix(name, "_timer_state/"); ok {
+		if tq, ok := b.timers[q]; ok {
+			return tq
+		}
+	}
+	return nil
+}
+
+// States lists every declared, restored and timer state, ordered by name,
+// with entry and byte counts. It encodes every value: O(state size).
+func (b *Backend) States() []state.StateMeta {
+	names := b.stateNames()
+	metas := make([]state.StateMeta, 0, len(names))
+	for _, name := range names {
+		src := b.source(name)
+		m := src.describe()
+		for kg := b.groups.Start; kg <= b.groups.End; kg++ {
+			src.entries(kg, func(e state.Entry) bool {
+				m.Entries++
+				m.Bytes += int64(e.Size())
+				return true
+			})
+		}
+		metas = append(metas, m)
+	}
+	return metas
+}
+
+// Entries yields the entries of one key group in Entry order; a non-empty
+// stateName restricts them to that state.
+func (b *Backend) Entries(keyGroup int, stateName string) iter.Seq2[state.Entry, error] {
+	return func(yield func(state.Entry, error) bool) {
+		if !b.groups.Contains(keyGroup) {
+			yield(state.Entry{}, fmt.Errorf("heapstate: entries: key group %d outside %s", keyGroup, b.groups))
+			return
+		}
+		names := []string{stateName}
+		if stateName == "" {
+			names = b.stateNames()
+		}
+		for _, name := range names {
+			src := b.source(name)
+			if src == nil {
+				yield(state.Entry{}, fmt.Errorf("heapstate: entries of %q: %w", name, state.ErrNotRegistered))
+				return
+			}
+			if !src.entries(keyGroup, func(e state.Entry) bool { return yield(e, nil) }) {
+				return
+			}
+		}
+	}
+}
+
+// Restore loads snapshotted entries. Entries of declared states are decoded
+// at once; the others are kept as bytes until they are declared.
+func (b *Backend) Restore(metas []state.StateMeta, entries iter.Seq2[state.Entry, error]) error {
+	for _, m := range metas {
+		m.Entries, m.Bytes = 0, 0
+		name := m.StateName
+		if t, ok := b.tables[name]; ok {
+			if why := m.Compatible(t.desc.Meta); why != "" {
+				return fmt.Errorf("heapstate: restore: state %q cannot be read as declared: %s", name, why)
+			}
+			continue
+		}
+		if q, ok := strings.CutPrefix(name, "_timer_state/"); ok {
+			if _, ok := b.timers[q]; ok {
+				continue
+			}
+		}
+		if r, ok := b.restored[name]; ok {
+			if why := r.meta.Compatible(m); why != "" {
+				return fmt.Errorf("heapstate: restore: state %q restored twice with different types: %s", name, why)
+			}
+			continue
+		}
+		b.restored[name] = &restoredState{meta: m, byKG: map[int][]state.Entry{}}
+	}
+	for e, err := range entries {
+		if err != nil {
+			return fmt.Errorf("heapstate: restore: %w", err)
+		}
+		if !b.groups.Contains(e.KeyGroup) {
+			return fmt.Errorf("heapstate: restore: entry of state %q in key group %d, outside this backend's key groups %s",
+				e.State, e.KeyGroup, b.groups)
+		}
+		if t, ok := b.tables[e.State]; ok {
+			if err := t.load(e); err != nil {
+				return err
+			}
+			continue
+		}
+		if r, ok := b.restored[e.State]; ok {
+			r.byKG[e.KeyGroup] = append(r.byKG[e.KeyGroup], cloneEntry(e))
+			continue
+		}
+		if q, ok := strings.CutPrefix(e.State, "_timer_state/"); ok {
+			if tq, ok := b.timers[q]; ok {
+				if err := tq.load(e); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		return fmt.Errorf("heapstate: restore: entry of state %q has no StateMeta", e.State)
+	}
+	for _, r := range b.restored {
+		for kg, es := range r.byKG {
+			if !slices.IsSortedFunc(es, state.CompareEntries) {
+				slices.SortStableFunc(es, state.CompareEntries)
+				r.byKG[kg] = es
+			}
+		}
+	}
+	return nil
+}
+
+// Close drops the backend's state.
+func (b *Backend) Close() error {
+	b.tables, b.timers, b.restored = map[string]*table{}, map[string]*timerQueue{}, map[string]*restoredState{}
+	return nil
+}
+
+// cloneEntry copies e's bytes into one allocation.
+func cloneEntry(e state.Entry) state.Entry {
+	buf := make([]byte, 0, e.Size())
+	cut := func(p []byte) []byte {
+		if p == nil {
+			return nil
+		}
+		s := len(buf)
+		buf = append(buf, p...)
+		return buf[s:len(buf):len(buf)]
+	}
+	return state.Entry{State: e.State, KeyGroup: e.KeyGroup,
+		Key: cut(e.Key), Namespace: cut(e.Namespace), UserKey: cut(e.UserKey), Value: cut(e.Value)}
+}
+
+func (r *restoredState) describe() state.StateMeta { return r.meta }
+
+func (r *restoredState) entries(kg int, yield func(state.Entry) bool) bool {
+	for _, e := range r.byKG[kg] {
+		if !yield(e) {
+			return false
+		}
+	}
+	return true
+}
+
+func sortedKeys[V any](m map[int]V) []int {
+	ks := make([]int, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}

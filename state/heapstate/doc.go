@@ -1,0 +1,28 @@
+// Package heapstate is the heap keyed state backend: the keyed state of one
+// operator subtask kept as Go values in Go maps, one map per state per key
+// group, as Flink's HashMapStateBackend.
+//
+// Layout. A state's entries live in the map of their key group, under the
+// composite uvarint(len(key)) + key + namespace, which is injective: the
+// length prefix tells where the key ends. Value, reducing and aggregating
+// state map the composite to a cell holding the boxed value; list state to
+// the []any of its elements; map state to a nested map from encoded user key
+// to cell. Cells let Put overwrite an existing value without allocating a
+// map key; lookups use m[string(b)] on a reused buffer, so the hot path
+// (SetCurrentKey, Get, Put of a present key) allocates nothing but what
+// boxing the value costs the caller.
+//
+// Restore keeps a state's entries as bytes until Register declares it with
+// codecs (or Timers asks for the queue), then decodes them; a restored state
+// that is never declared stays bytes and comes out of Entries and States
+// unchanged, so a savepoint of a job that dropped a state still carries it.
+//
+// Timers are a binary heap ordered by (timestamp, key group, key, namespace)
+// with a per-key-group set for deduplication and per-key-group snapshots.
+//
+// It must never: hand out its internal slices for callers to keep (Entries
+// reuses one buffer per step), or iterate a Go map where order reaches the
+// caller (Entries, MapRange and States sort).
+//
+// A Backend is not safe for concurrent use; the runtime is single-threaded.
+package heapstate
