@@ -254,3 +254,12 @@ func (t *tracedTable) MergeNamespaces(target []byte, sources [][]byte) error {
 	t.record(target, nil, nil, false, nil, false)
 	return nil
 }
+
+// TakeTrace returns the events recorded since the last call (nil when
+// Options.Trace is off).
+func (e *Executor) TakeTrace() []TraceEvent {
+	if e.trace == nil {
+		return nil
+	}
+	return e.trace.Take()
+}
