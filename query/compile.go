@@ -24,8 +24,17 @@ type evalCtx struct {
 
 type (
 	constNode struct{ v any }
-	colNode   struct{ get func(*srcRow) any }
-	envNode   struct {
+	colNode   struct {
+		get func(*srcRow) any
+		str func(*srcRow) string
+	}
+	// strEqNode is `string column = 'constant'` (or !=) without boxing.
+	strEqNode struct {
+		str func(*srcRow) string
+		v   string
+		neq bool
+	}
+	envNode struct {
 		name string
 		pos  lexer.Position
 	}
@@ -71,6 +80,7 @@ type (
 
 func (n constNode) eval(*evalCtx) (any, error)    { return n.v, nil }
 func (n colNode) eval(c *evalCtx) (any, error)    { return n.get(c.row), nil }
+func (n strEqNode) eval(c *evalCtx) (any, error)  { return (n.str(c.row) == n.v) != n.neq, nil }
 func (n groupRef) eval(c *evalCtx) (any, error)   { return c.groups[n.i], nil }
 func (n aggRef) eval(c *evalCtx) (any, error)     { return c.aggs[n.i], nil }
 func (n *envNode) eval(c *evalCtx) (any, error)   { return c.lookup(n.name, n.pos) }
@@ -392,7 +402,7 @@ func (c *compiler) compile1(x *xexpr) (node, vtype, error) {
 		if !ok {
 			return nil, 0, errorf(x.pos, "unknown column %q", x.name).hint("%s", c.columnHint(x.name))
 		}
-		return colNode{col.get}, col.typ, nil
+		return colNode{get: col.get, str: col.str}, col.typ, nil
 	case xField, xIndex:
 		base, bt, err := c.compile(x.args[0])
 		if err != nil {
@@ -461,6 +471,17 @@ func (c *compiler) compile1(x *xexpr) (node, vtype, error) {
 		a, b, err = c.comparable(x, x.args[0], a, ta, x.args[1], b, tb)
 		if err != nil {
 			return nil, 0, err
+		}
+		if x.op == "=" || x.op == "!=" {
+			col, k := a, b
+			if _, ok := col.(colNode); !ok {
+				col, k = b, a
+			}
+			cn, ok1 := col.(colNode)
+			kn, ok2 := k.(constNode)
+			if s, ok3 := kn.v.(string); ok1 && ok2 && ok3 && cn.str != nil {
+				return strEqNode{str: cn.str, v: s, neq: x.op == "!="}, tBool, nil
+			}
 		}
 		return &cmpNode{op: x.op, a: a, b: b}, tBool, nil
 	case xAnd, xOr:

@@ -116,7 +116,7 @@ func compileQuery(q *Query) (*program, error) {
 	if s.Star {
 		for _, col := range p.table.cols {
 			p.cols = append(p.cols, col.name)
-			p.outputs = append(p.outputs, colNode{col.get})
+			p.outputs = append(p.outputs, colNode{get: col.get, str: col.str})
 		}
 	}
 	for i, x := range items {

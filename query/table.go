@@ -19,6 +19,9 @@ type column struct {
 	name string
 	typ  vtype
 	get  func(r *srcRow) any
+	// str reads a string column without boxing it, for the comparisons
+	// with constants that filters are made of; nil for other columns.
+	str func(r *srcRow) string
 }
 
 type tableKind uint8
@@ -63,54 +66,54 @@ func nilIfEmpty(s string) any {
 }
 
 var metaTable = &table{name: "state_meta", kind: tableMeta, cols: []column{
-	{"operator_id", tString, func(r *srcRow) any { return r.meta.OperatorID }},
-	{"operator_name", tString, func(r *srcRow) any { return r.meta.OperatorName }},
-	{"state_name", tString, func(r *srcRow) any { return r.meta.StateName }},
-	{"scope", tString, func(r *srcRow) any { return r.meta.Scope.String() }},
-	{"kind", tString, func(r *srcRow) any { return r.meta.Kind.String() }},
-	{"key_type", tString, func(r *srcRow) any { return nilIfEmpty(r.meta.KeyType) }},
-	{"namespace_type", tString, func(r *srcRow) any { return nilIfEmpty(r.meta.NamespaceType) }},
-	{"user_key_type", tString, func(r *srcRow) any { return nilIfEmpty(r.meta.UserKeyType) }},
-	{"value_type", tString, func(r *srcRow) any { return nilIfEmpty(r.meta.ValueType) }},
-	{"entries", tInt, func(r *srcRow) any { return r.meta.Entries }},
-	{"bytes", tInt, func(r *srcRow) any { return r.meta.Bytes }},
+	{"operator_id", tString, func(r *srcRow) any { return r.meta.OperatorID }, func(r *srcRow) string { return r.meta.OperatorID }},
+	{"operator_name", tString, func(r *srcRow) any { return r.meta.OperatorName }, func(r *srcRow) string { return r.meta.OperatorName }},
+	{"state_name", tString, func(r *srcRow) any { return r.meta.StateName }, func(r *srcRow) string { return r.meta.StateName }},
+	{"scope", tString, func(r *srcRow) any { return r.meta.Scope.String() }, nil},
+	{"kind", tString, func(r *srcRow) any { return r.meta.Kind.String() }, nil},
+	{"key_type", tString, func(r *srcRow) any { return nilIfEmpty(r.meta.KeyType) }, nil},
+	{"namespace_type", tString, func(r *srcRow) any { return nilIfEmpty(r.meta.NamespaceType) }, nil},
+	{"user_key_type", tString, func(r *srcRow) any { return nilIfEmpty(r.meta.UserKeyType) }, nil},
+	{"value_type", tString, func(r *srcRow) any { return nilIfEmpty(r.meta.ValueType) }, nil},
+	{"entries", tInt, func(r *srcRow) any { return r.meta.Entries }, nil},
+	{"bytes", tInt, func(r *srcRow) any { return r.meta.Bytes }, nil},
 }}
 
 var keyedTable = &table{name: "keyed_state", kind: tableKeyed, cols: []column{
-	{"operator_id", tString, func(r *srcRow) any { return r.keyed.OperatorID }},
-	{"operator_name", tString, func(r *srcRow) any { return r.keyed.OperatorName }},
-	{"subtask", tInt, func(r *srcRow) any { return int64(r.keyed.Subtask) }},
-	{"key_group", tInt, func(r *srcRow) any { return int64(r.keyed.KeyGroup) }},
-	{"state_name", tString, func(r *srcRow) any { return r.keyed.StateName }},
-	{"kind", tString, func(r *srcRow) any { return r.keyed.Kind.String() }},
-	{"key", tAny, func(r *srcRow) any { return r.keyed.Key }},
-	{"namespace", tAny, func(r *srcRow) any { return r.keyed.Namespace }},
-	{"user_key", tAny, func(r *srcRow) any { return r.keyed.UserKey }},
-	{"value", tAny, func(r *srcRow) any { return r.keyed.Value }},
+	{"operator_id", tString, func(r *srcRow) any { return r.keyed.OperatorID }, func(r *srcRow) string { return r.keyed.OperatorID }},
+	{"operator_name", tString, func(r *srcRow) any { return r.keyed.OperatorName }, func(r *srcRow) string { return r.keyed.OperatorName }},
+	{"subtask", tInt, func(r *srcRow) any { return int64(r.keyed.Subtask) }, nil},
+	{"key_group", tInt, func(r *srcRow) any { return int64(r.keyed.KeyGroup) }, nil},
+	{"state_name", tString, func(r *srcRow) any { return r.keyed.StateName }, func(r *srcRow) string { return r.keyed.StateName }},
+	{"kind", tString, func(r *srcRow) any { return r.keyed.Kind.String() }, nil},
+	{"key", tAny, func(r *srcRow) any { return r.keyed.Key }, nil},
+	{"namespace", tAny, func(r *srcRow) any { return r.keyed.Namespace }, nil},
+	{"user_key", tAny, func(r *srcRow) any { return r.keyed.UserKey }, nil},
+	{"value", tAny, func(r *srcRow) any { return r.keyed.Value }, nil},
 }}
 
 var operatorTable = &table{name: "operator_state", kind: tableOperator, cols: []column{
-	{"operator_id", tString, func(r *srcRow) any { return r.op.OperatorID }},
-	{"operator_name", tString, func(r *srcRow) any { return r.op.OperatorName }},
-	{"subtask", tInt, func(r *srcRow) any { return int64(r.op.Subtask) }},
-	{"state_name", tString, func(r *srcRow) any { return r.op.StateName }},
-	{"mode", tString, func(r *srcRow) any { return r.op.Kind.Mode() }},
-	{"position", tInt, func(r *srcRow) any { return int64(r.op.Position) }},
-	{"key", tAny, func(r *srcRow) any { return r.op.Key }},
-	{"value", tAny, func(r *srcRow) any { return r.op.Value }},
+	{"operator_id", tString, func(r *srcRow) any { return r.op.OperatorID }, func(r *srcRow) string { return r.op.OperatorID }},
+	{"operator_name", tString, func(r *srcRow) any { return r.op.OperatorName }, func(r *srcRow) string { return r.op.OperatorName }},
+	{"subtask", tInt, func(r *srcRow) any { return int64(r.op.Subtask) }, nil},
+	{"state_name", tString, func(r *srcRow) any { return r.op.StateName }, func(r *srcRow) string { return r.op.StateName }},
+	{"mode", tString, func(r *srcRow) any { return r.op.Kind.Mode() }, nil},
+	{"position", tInt, func(r *srcRow) any { return int64(r.op.Position) }, nil},
+	{"key", tAny, func(r *srcRow) any { return r.op.Key }, nil},
+	{"value", tAny, func(r *srcRow) any { return r.op.Value }, nil},
 }}
 
 var timersTable = &table{name: "timers", kind: tableTimers, cols: []column{
-	{"operator_id", tString, func(r *srcRow) any { return r.timer.OperatorID }},
-	{"operator_name", tString, func(r *srcRow) any { return r.timer.OperatorName }},
-	{"subtask", tInt, func(r *srcRow) any { return int64(r.timer.Subtask) }},
-	{"key_group", tInt, func(r *srcRow) any { return int64(r.timer.KeyGroup) }},
-	{"key", tAny, func(r *srcRow) any { return r.timer.Key }},
-	{"namespace", tAny, func(r *srcRow) any { return r.timer.Namespace }},
-	{"domain", tString, func(r *srcRow) any { return r.timer.Domain }},
+	{"operator_id", tString, func(r *srcRow) any { return r.timer.OperatorID }, nil},
+	{"operator_name", tString, func(r *srcRow) any { return r.timer.OperatorName }, nil},
+	{"subtask", tInt, func(r *srcRow) any { return int64(r.timer.Subtask) }, nil},
+	{"key_group", tInt, func(r *srcRow) any { return int64(r.timer.KeyGroup) }, nil},
+	{"key", tAny, func(r *srcRow) any { return r.timer.Key }, nil},
+	{"namespace", tAny, func(r *srcRow) any { return r.timer.Namespace }, nil},
+	{"domain", tString, func(r *srcRow) any { return r.timer.Domain }, nil},
 	// Timestamps are times so that they compare with RFC 3339 literals; the
 	// ends of time stay int64 (state.MillisValue) and compare as NULL.
-	{"timestamp", tTime, func(r *srcRow) any { return state.MillisValue(r.timer.Timestamp) }},
+	{"timestamp", tTime, func(r *srcRow) any { return state.MillisValue(r.timer.Timestamp) }, nil},
 }}
 
 // shorthandTable is the shape of `"op"` and `"op"."state"`: the columns of
@@ -124,49 +127,49 @@ var shorthandTable = &table{name: "", kind: tableShorthand, cols: []column{
 			return r.keyed.OperatorID
 		}
 		return r.op.OperatorID
-	}},
+	}, nil},
 	{"operator_name", tString, func(r *srcRow) any {
 		if r.keyed != nil {
 			return r.keyed.OperatorName
 		}
 		return r.op.OperatorName
-	}},
+	}, nil},
 	{"subtask", tInt, func(r *srcRow) any {
 		if r.keyed != nil {
 			return int64(r.keyed.Subtask)
 		}
 		return int64(r.op.Subtask)
-	}},
+	}, nil},
 	{"key_group", tInt, func(r *srcRow) any {
 		if r.keyed != nil {
 			return int64(r.keyed.KeyGroup)
 		}
 		return nil
-	}},
+	}, nil},
 	{"state_name", tString, func(r *srcRow) any {
 		if r.keyed != nil {
 			return r.keyed.StateName
 		}
 		return r.op.StateName
-	}},
+	}, nil},
 	{"kind", tString, func(r *srcRow) any {
 		if r.keyed != nil {
 			return r.keyed.Kind.String()
 		}
 		return r.op.Kind.String()
-	}},
+	}, nil},
 	{"key", tAny, func(r *srcRow) any {
 		if r.keyed != nil {
 			return r.keyed.Key
 		}
 		return r.op.Key
-	}},
+	}, nil},
 	{"namespace", tAny, func(r *srcRow) any {
 		if r.keyed != nil {
 			return r.keyed.Namespace
 		}
 		return nil
-	}},
+	}, nil},
 	{"user_key", tAny, func(r *srcRow) any {
 		if r.keyed != nil {
 			return r.keyed.UserKey
@@ -175,13 +178,13 @@ var shorthandTable = &table{name: "", kind: tableShorthand, cols: []column{
 			return nil
 		}
 		return int64(r.op.Position)
-	}},
+	}, nil},
 	{"value", tAny, func(r *srcRow) any {
 		if r.keyed != nil {
 			return r.keyed.Value
 		}
 		return r.op.Value
-	}},
+	}, nil},
 }}
 
 var tables = []*table{metaTable, keyedTable, operatorTable, timersTable}

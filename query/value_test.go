@@ -1,0 +1,169 @@
+package query
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"streamdbg/state"
+)
+
+func TestCompare(t *testing.T) {
+	ts := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		a, b any
+		want int
+		ok   bool
+	}{
+		{int64(1), int64(2), -1, true},
+		{int64(2), 1.5, 1, true},
+		{2.0, int64(2), 0, true},
+		{"a", "b", -1, true},
+		{true, false, 1, true},
+		{ts, "2024-05-01T12:00:00Z", 0, true},
+		{"2024-05-02", ts, 1, true},
+		{ts, "not a time", 0, false},
+		{[]byte{1, 2}, state.Hex{1, 2}, 0, true},
+		{state.Hex{0xff}, "0xFF", 0, true},
+		{"0x00", []byte{1}, -1, true},
+		{nil, int64(1), 0, false},
+		{int64(1), "1", 0, false},
+		{[]any{}, []any{}, 0, false},
+	} {
+		got, ok := compare(tc.a, tc.b)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("compare(%#v, %#v) = %d, %v; want %d, %v", tc.a, tc.b, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestArith(t *testing.T) {
+	for _, tc := range []struct {
+		op   string
+		a, b any
+		want any
+	}{
+		{"+", int64(1), int64(2), int64(3)},
+		{"/", int64(7), int64(2), int64(3)},
+		{"/", int64(7), 2.0, 3.5},
+		{"%", int64(7), int64(0), nil},
+		{"/", 1.0, 0.0, nil},
+		{"-", int64(math.MinInt64), int64(1), int64(math.MaxInt64)},
+		{"/", int64(math.MinInt64), int64(-1), int64(math.MinInt64)},
+		{"*", "a", int64(1), nil},
+		{"+", nil, int64(1), nil},
+	} {
+		if got := arith(tc.op, tc.a, tc.b); got != tc.want {
+			t.Errorf("arith(%s, %#v, %#v) = %#v, want %#v", tc.op, tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+func TestLike(t *testing.T) {
+	for _, tc := range []struct {
+		pattern, s string
+		want       bool
+	}{
+		{"key_%", "key_662", true},
+		{"key_%", "key", false},
+		{`key\_%`, "keyx1", false},
+		{`key\_%`, "key_1", true},
+		{"%.%", "a.b", true},
+		{"%.%", "ab", false},
+		{"a%", "a\nb", true},
+		{`100\%`, "100%", true},
+		{`x\`, `x\`, true},
+	} {
+		re, err := likeRegexp(tc.pattern)
+		if err != nil {
+			t.Fatalf("likeRegexp(%q): %v", tc.pattern, err)
+		}
+		if got := re.MatchString(tc.s); got != tc.want {
+			t.Errorf("%q LIKE %q = %v, want %v", tc.s, tc.pattern, got, tc.want)
+		}
+	}
+}
+
+func TestNearest(t *testing.T) {
+	cols := keyedTable.columnNames()
+	for _, tc := range []struct{ name, want string }{
+		{"vlaue", "value"},
+		{"valu", "value"},
+		{"KEY", "key"},
+		{"operatr_name", "operator_name"},
+		{"statename", "state_name"},
+		{"zzzzzz", ""},
+		{"x", ""},
+	} {
+		if got := nearest(tc.name, cols); got != tc.want {
+			t.Errorf("nearest(%q) = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestAppendJSON(t *testing.T) {
+	for _, tc := range []struct {
+		v    any
+		want string
+	}{
+		{nil, `null`},
+		{int64(-3), `-3`},
+		{2.5, `2.5`},
+		{math.NaN(), `null`},
+		{"a\"\n\x01", `"a\"\n\u0001"`},
+		{time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC), `"2024-05-01T12:00:00Z"`},
+		{time.Date(2024, 5, 1, 12, 0, 0, 1_500_000, time.UTC), `"2024-05-01T12:00:00.001Z"`},
+		{[]byte{0xca, 0xfe}, `"0xcafe"`},
+		{state.Hex{0x01}, `"0x01"`},
+		{map[string]any{"b": []any{int64(1), true}, "a": nil}, `{"a":null,"b":[1,true]}`},
+		{string([]byte{0xff}), `"` + "\uFFFD" + `"`},
+	} {
+		if got := string(appendJSON(nil, tc.v)); got != tc.want {
+			t.Errorf("appendJSON(%#v) = %s, want %s", tc.v, got, tc.want)
+		}
+	}
+}
+
+func TestExprString(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"a+b*c", "a + b * c"},
+		{"(a+b)*c", "(a + b) * c"},
+		{"a-(b-c)", "a - (b - c)"},
+		{"not a=1 and (b or c)", "NOT a = 1 AND (b OR c)"},
+		{`value['p3'].x[0]`, `value['p3'].x[0]`},
+		{`"select" in (1, 'it''s', null)`, `"select" IN (1, 'it''s', NULL)`},
+		{"count(*) >= 2.0", "count(*) >= 2.0"},
+	} {
+		e, err := ParseExpr(tc.in)
+		if err != nil {
+			t.Fatalf("ParseExpr(%q): %v", tc.in, err)
+		}
+		x, err := lowerExpr(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := x.String(); got != tc.want {
+			t.Errorf("String(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestRowsPullAndClose(t *testing.T) {
+	cat := newTestCatalog()
+	rows, err := RunText(t.Context(), cat, "SELECT key FROM keyed_state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rows.Next() || !rows.Next() {
+		t.Fatalf("want two rows, err %v", rows.Err())
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if cat.rowsRead != 2 {
+		t.Errorf("read %d rows after two Next and Close, want 2", cat.rowsRead)
+	}
+	if rows.Next() {
+		t.Error("Next after Close returned a row")
+	}
+}
