@@ -54,6 +54,15 @@ func (e erased[T]) Display(b []byte) (any, error) {
 	if d, ok := LookupDisplay(e.c.TypeName()); ok {
 		return d(b)
 	}
+	return e.decodeDisplay(b)
+}
+
+// decodeDisplay displays by decoding, without consulting the registry: the
+// registry holds it for the built-in codecs, so Display must not recurse.
+func (e erased[T]) decodeDisplay(b []byte) (any, error) {
+	if d, ok := e.c.(interface{ Display([]byte) (any, error) }); ok {
+		return d.Display(b)
+	}
 	v, err := e.c.Decode(b)
 	if err != nil {
 		return nil, err
@@ -111,7 +120,7 @@ func init() {
 	for _, c := range []AnyCodec{Erase[string](String), Erase[int64](Int64), Erase[float64](Float64),
 		Erase[bool](Bool), Erase[[]byte](Bytes), Erase[time.Time](Time), Erase[Void](VoidCodec),
 		Erase[Window](WindowCodec), Erase[int64](Position)} {
-		RegisterDisplay(c.TypeName(), c.Display)
+		RegisterDisplay(c.TypeName(), c.(interface{ decodeDisplay([]byte) (any, error) }).decodeDisplay)
 	}
 }
 
