@@ -202,13 +202,16 @@ func (t *avroType) decode(d *decoder, depth int) any {
 	case "array", "map":
 		var list []any
 		m := map[string]any{}
+		// Items may take no bytes (null, empty records): the item count
+		// over all blocks is capped by the bytes there were to begin with.
+		budget := int64(d.remaining())
 		for {
 			n := d.varUint()
 			if d.err != nil || n == 0 {
 				break
 			}
-			if int64(n) > int64(d.remaining()) {
-				d.fail("Avro block of %d items does not fit", n)
+			if budget -= int64(n); budget < 0 {
+				d.fail("Avro %s of more items than bytes", t.kind)
 				return nil
 			}
 			for range n {

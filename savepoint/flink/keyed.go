@@ -493,7 +493,7 @@ func (r *kgReader) nativeValue(d *decoder, e entry) []entry {
 	switch m.kind() {
 	case state.KindList:
 		if ls, ok := unwrapTTL(m.value).(*listSer); ok {
-			n := d.count("list element", max(ls.elem.fixedLen(), 0))
+			n := d.count("list element", max(ls.elem.fixedLen(), 1))
 			out := make([]entry, 0, min(n, 1024))
 			for i := range n {
 				x := e

@@ -111,7 +111,7 @@ func broadcastRows(file string, off int64, b []byte, m *stateMeta, row state.Ope
 		return yield(row, nil)
 	}
 	d := newDecoder(file, off, b)
-	n := d.count("broadcast entry", max(m.key.fixedLen(), 0)+max(m.value.fixedLen(), 0))
+	n := d.count("broadcast entry", max(m.key.fixedLen()+m.value.fixedLen(), 1))
 	for i := range n {
 		row.Position = i
 		row.Key = m.key.decode(d)

@@ -348,6 +348,9 @@ func TestTypeSerNegative(t *testing.T) {
 	if keyedOp == "" {
 		t.Fatalf("no operator reports the unknown class: %+v", sp.Operators())
 	}
+	if m := findMeta(t, sp, keyedOp, "testState"); m.ValueType != class || m.Kind != state.KindValue {
+		t.Errorf("testState meta %+v: want the serializer class as its value type", m)
+	}
 	var err error
 	for _, e := range sp.Keyed(state.KeyedScan{OperatorID: keyedOp}) {
 		err = e

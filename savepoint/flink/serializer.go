@@ -231,7 +231,7 @@ func (t *tupleSer) fixedLen() int {
 type listSer struct{ elem serializer }
 
 func (l *listSer) decode(d *decoder) any {
-	n := d.count("list element", max(l.elem.fixedLen(), 0))
+	n := d.count("list element", max(l.elem.fixedLen(), 1))
 	out := make([]any, 0, min(n, 1024))
 	for range n {
 		if d.err != nil {

@@ -1,0 +1,142 @@
+package flink
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"streamdbg/state"
+)
+
+// scanAll opens a savepoint and reads every row of every table; it returns
+// the number of rows.
+func scanAll(b *testing.B, dir string) int {
+	sp, err := Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	for _, err := range sp.Keyed(state.KeyedScan{}) {
+		if err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	for _, err := range sp.OperatorState(state.OperatorScan{}) {
+		if err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	for _, err := range sp.Timers(state.TimerScan{}) {
+		if err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	return n
+}
+
+func dirSize(b *testing.B, dir string) int64 {
+	var size int64
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, e := range ents {
+		if info, err := e.Info(); err == nil {
+			size += info.Size()
+		}
+	}
+	return size
+}
+
+// BenchmarkOpenScan opens and fully scans the sample with the most state
+// (spapi-table-state) and a synthetic savepoint with a ~100 MB keyed file.
+// The baseline reads the same bytes through a plain buffered file, so the
+// ratio to it is one `go test -bench OpenScan` away.
+func BenchmarkOpenScan(b *testing.B) {
+	sample := filepath.Join(samplesDir, "spapi-table-state")
+	b.Run("spapi-table-state", func(b *testing.B) {
+		if _, err := os.Stat(sample); err != nil {
+			b.Skip("sample absent")
+		}
+		b.SetBytes(dirSize(b, sample))
+		b.ReportAllocs()
+		rows := 0
+		for b.Loop() {
+			rows = scanAll(b, sample)
+		}
+		b.ReportMetric(float64(rows), "rows/op")
+	})
+
+	// 4M keys of ~26 bytes each: about 100 MB in 128 key groups.
+	dir := writeSynthetic(b, synthOptions{keys: 4_000_000})
+	file := filepath.Join(dir, "keyed-0")
+	size := dirSize(b, dir)
+	b.Run("synthetic-100MB", func(b *testing.B) {
+		b.SetBytes(size)
+		b.ReportAllocs()
+		rows := 0
+		for b.Loop() {
+			rows = scanAll(b, dir)
+		}
+		b.ReportMetric(float64(rows), "rows/op")
+	})
+	b.Run("synthetic-100MB-baseline-bufio", func(b *testing.B) {
+		b.SetBytes(size)
+		b.ReportAllocs()
+		buf := make([]byte, 64<<10)
+		for b.Loop() {
+			f, err := os.Open(file)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r := bufio.NewReader(f)
+			var sum byte
+			for {
+				n, err := r.Read(buf)
+				for _, c := range buf[:n] {
+					sum += c
+				}
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			f.Close()
+			_ = sum
+		}
+	})
+}
+
+// BenchmarkPointLookup reads one key of the synthetic 100 MB savepoint by
+// its key group (the query planner's pushdown), against the full scan.
+func BenchmarkPointLookup(b *testing.B) {
+	dir := writeSynthetic(b, synthOptions{keys: 4_000_000})
+	sp, err := Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	meta := sp.States()[0]
+	b.ReportAllocs()
+	for b.Loop() {
+		kg, _ := sp.KeyGroupOf(meta, int64(123456))
+		found := false
+		for r, err := range sp.Keyed(state.KeyedScan{OperatorID: meta.OperatorID, KeyGroups: []int{kg}}) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			if r.Key == int64(123456) {
+				found = true
+			}
+		}
+		if !found {
+			b.Fatal("key not found")
+		}
+	}
+}
