@@ -1,0 +1,288 @@
+package savepoint
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"streamdbg/state"
+)
+
+const (
+	// FormatName is the "format" field of every _metadata.
+	FormatName = "streamdbg-savepoint"
+	// FormatVersion is the version this package writes and reads.
+	FormatVersion = 1
+	// MetadataFile is the name of the metadata file in a savepoint directory.
+	MetadataFile = "_metadata"
+
+	// maxMetadata bounds the _metadata file a reader accepts.
+	maxMetadata = 64 << 20
+	// maxSection bounds one section (one key group of one subtask, or one
+	// operator-state file); writers refuse larger ones, readers never
+	// allocate more.
+	maxSection = 1 << 30
+)
+
+var (
+	// ErrChecksum marks state bytes that do not match their checksum in
+	// _metadata, including files shorter or longer than recorded.
+	ErrChecksum = errors.New("checksum mismatch")
+	// ErrInvalid marks a _metadata that is not a complete, consistent
+	// savepoint of this format.
+	ErrInvalid = errors.New("savepoint: invalid")
+	// ErrExists is returned by Write when the target directory exists.
+	ErrExists = errors.New("savepoint: target exists")
+)
+
+// Metadata is the content of _metadata: everything about a savepoint except
+// the state bytes. It is JSON, indented, with fields in a fixed order.
+type Metadata struct {
+	Format         string    `json:"format"`
+	Version        int       `json:"version"`
+	JobName        string    `json:"job_name"`
+	JobFingerprint string    `json:"job_fingerprint"`
+	CheckpointID   int64     `json:"checkpoint_id"`
+	Created        time.Time `json:"created"`
+	// Position is the number of source events read when the snapshot was
+	// taken; ProcessingTime the virtual processing-time clock (epoch ms).
+	Position       int64            `json:"position"`
+	ProcessingTime int64            `json:"processing_time"`
+	Sources        []SourcePosition `json:"sources"`
+	Operators      []OperatorMeta   `json:"operators"`
+	States         []StateRecord    `json:"states"`
+}
+
+// SourcePosition is how far a source had read one of its partitions. The
+// authoritative copy is the source's operator state; this one is for people.
+type SourcePosition struct {
+	Source    string `json:"source"`
+	Partition int    `json:"partition"`
+	Offset    int64  `json:"offset"`
+}
+
+// OperatorMeta describes one operator and where its state is.
+type OperatorMeta struct {
+	ID             string        `json:"id"`
+	UID            string        `json:"uid"`
+	Name           string        `json:"name"`
+	Parallelism    int           `json:"parallelism"`
+	MaxParallelism int           `json:"max_parallelism"`
+	Subtasks       []SubtaskMeta `json:"subtasks"`
+}
+
+// SubtaskMeta describes one subtask's key groups and state files.
+type SubtaskMeta struct {
+	Index     int           `json:"index"`
+	KeyGroups KeyGroups     `json:"key_groups"`
+	Keyed     *KeyedFile    `json:"keyed,omitempty"`
+	Operator  *OperatorFile `json:"operator,omitempty"`
+}
+
+// KeyGroups is a key-group range as _metadata stores it (inclusive).
+type KeyGroups struct {
+	Start int `json:"start"`
+	End   int `json:"end"`
+}
+
+// Range converts to the state package's range.
+func (k KeyGroups) Range() state.KeyGroupRange { return state.KeyGroupRange{Start: k.Start, End: k.End} }
+
+// KeyedFile is a subtask's keyed state file: one section per non-empty key
+// group, in key-group order, covering the file exactly.
+type KeyedFile struct {
+	Name     string    `json:"name"`
+	Size     int64     `json:"size"`
+	Sections []Section `json:"sections"`
+}
+
+// Section locates one key group in a keyed file.
+type Section struct {
+	KeyGroup int    `json:"key_group"`
+	Offset   int64  `json:"offset"`
+	Size     int64  `json:"size"`
+	CRC32C   uint32 `json:"crc32c"`
+	Entries  int64  `json:"entries"`
+}
+
+// OperatorFile is a subtask's operator state file: one section, the whole file.
+type OperatorFile struct {
+	Name    string `json:"name"`
+	Size    int64  `json:"size"`
+	CRC32C  uint32 `json:"crc32c"`
+	Entries int64  `json:"entries"`
+}
+
+// StateRecord is one row of the StateMeta table.
+type StateRecord struct {
+	OperatorID    string `json:"operator_id"`
+	OperatorName  string `json:"operator_name"`
+	StateName     string `json:"state_name"`
+	Scope         string `json:"scope"`
+	Kind          string `json:"kind"`
+	KeyType       string `json:"key_type,omitempty"`
+	NamespaceType string `json:"namespace_type,omitempty"`
+	UserKeyType   string `json:"user_key_type,omitempty"`
+	ValueType     string `json:"value_type,omitempty"`
+	Entries       int64  `json:"entries"`
+	Bytes         int64  `json:"bytes"`
+}
+
+func recordOf(m state.StateMeta) StateRecord {
+	return StateRecord{OperatorID: m.OperatorID, OperatorName: m.OperatorName, StateName: m.StateName,
+		Scope: m.Scope.String(), Kind: m.Kind.String(), KeyType: m.KeyType, NamespaceType: m.NamespaceType,
+		UserKeyType: m.UserKeyType, ValueType: m.ValueType, Entries: m.Entries, Bytes: m.Bytes}
+}
+
+// Meta converts the record back.
+func (r StateRecord) Meta() (state.StateMeta, error) {
+	scope, err := state.ParseScope(r.Scope)
+	if err != nil {
+		return state.StateMeta{}, err
+	}
+	kind, err := state.ParseKind(r.Kind)
+	if err != nil {
+		return state.StateMeta{}, err
+	}
+	if kind.Scope() != scope {
+		return state.StateMeta{}, fmt.Errorf("kind %s with scope %s", kind, scope)
+	}
+	return state.StateMeta{OperatorID: r.OperatorID, OperatorName: r.OperatorName, StateName: r.StateName,
+		Scope: scope, Kind: kind, KeyType: r.KeyType, NamespaceType: r.NamespaceType, UserKeyType: r.UserKeyType,
+		ValueType: r.ValueType, Entries: r.Entries, Bytes: r.Bytes}, nil
+}
+
+// keyedFileName and operatorFileName name a subtask's state files.
+func keyedFileName(opID string, index int) string    { return fmt.Sprintf("%s-%d.keyed", opID, index) }
+func operatorFileName(opID string, index int) string { return fmt.Sprintf("%s-%d.opstate", opID, index) }
+
+// checkFileName refuses names that could leave the savepoint directory or
+// shadow _metadata.
+func checkFileName(name string) error {
+	switch {
+	case name == "", name == ".", name == "..", name == MetadataFile:
+	case strings.ContainsAny(name, "/\\:\x00"), filepath.IsAbs(name), filepath.VolumeName(name) != "":
+	case strings.HasPrefix(name, ".."):
+	default:
+		return nil
+	}
+	return fmt.Errorf("file name %q is not a plain name inside the savepoint directory", name)
+}
+
+func validOperatorID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	for _, c := range id {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// validate checks everything a reader relies on that _metadata alone can
+// tell: the format, operators, key-group ranges, file names, and that the
+// sections of every keyed file are in order and cover it exactly.
+func (m *Metadata) validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+	}
+	if m.Format != FormatName {
+		return bad("format %q, want %q", m.Format, FormatName)
+	}
+	if m.Version != FormatVersion {
+		return bad("format version %d, this reader reads version %d", m.Version, FormatVersion)
+	}
+	ids := map[string]bool{}
+	files := map[string]bool{}
+	useName := func(n string) error {
+		if err := checkFileName(n); err != nil {
+			return bad("%v", err)
+		}
+		if files[n] {
+			return bad("file %q listed twice", n)
+		}
+		files[n] = true
+		return nil
+	}
+	for i, op := range m.Operators {
+		if !validOperatorID(op.ID) {
+			return bad("operator %d: id %q is not 32 lower-case hex digits", i, op.ID)
+		}
+		if ids[op.ID] {
+			return bad("operator %s listed twice", op.ID)
+		}
+		if i > 0 && m.Operators[i-1].ID > op.ID {
+			return bad("operators not ordered by id")
+		}
+		ids[op.ID] = true
+		if op.MaxParallelism < 1 || op.MaxParallelism > state.MaxKeyGroups {
+			return bad("operator %s: max parallelism %d", op.ID, op.MaxParallelism)
+		}
+		if op.Parallelism < 1 || op.Parallelism > op.MaxParallelism {
+			return bad("operator %s: parallelism %d with max parallelism %d", op.ID, op.Parallelism, op.MaxParallelism)
+		}
+		if len(op.Subtasks) != op.Parallelism {
+			return bad("operator %s: %d subtasks, parallelism %d", op.ID, len(op.Subtasks), op.Parallelism)
+		}
+		for j, sub := range op.Subtasks {
+			want := state.KeyGroupRangeFor(op.MaxParallelism, op.Parallelism, j)
+			if sub.Index != j || sub.KeyGroups.Range() != want {
+				return bad("operator %s: subtask %d: index %d, key groups %v, want index %d, key groups %v",
+					op.ID, j, sub.Index, sub.KeyGroups.Range(), j, want)
+			}
+			if f := sub.Keyed; f != nil {
+				if err := useName(f.Name); err != nil {
+					return err
+				}
+				if f.Size < 0 {
+					return bad("%s: size %d", f.Name, f.Size)
+				}
+				var off int64
+				prev := -1
+				for _, s := range f.Sections {
+					switch {
+					case s.KeyGroup <= prev || !want.Contains(s.KeyGroup):
+						return bad("%s: key group %d out of order or outside %v", f.Name, s.KeyGroup, want)
+					case s.Offset != off:
+						return bad("%s: key group %d at offset %d, want %d", f.Name, s.KeyGroup, s.Offset, off)
+					case s.Size <= 0 || s.Size > maxSection || s.Size > f.Size-off:
+						return bad("%s: key group %d: size %d at offset %d in a file of %d bytes", f.Name, s.KeyGroup, s.Size, s.Offset, f.Size)
+					case s.Entries < 1 || s.Entries > s.Size/2:
+						return bad("%s: key group %d: %d entries in %d bytes", f.Name, s.KeyGroup, s.Entries, s.Size)
+					}
+					prev, off = s.KeyGroup, off+s.Size
+				}
+				if off != f.Size {
+					return bad("%s: sections cover %d of %d bytes", f.Name, off, f.Size)
+				}
+			}
+			if f := sub.Operator; f != nil {
+				if err := useName(f.Name); err != nil {
+					return err
+				}
+				if f.Size < 1 || f.Size > maxSection || f.Entries < 0 || f.Entries > f.Size/4 {
+					return bad("%s: %d entries in %d bytes", f.Name, f.Entries, f.Size)
+				}
+			}
+		}
+	}
+	seen := map[[2]string]bool{}
+	for _, r := range m.States {
+		if !ids[r.OperatorID] {
+			return bad("state %q of unknown operator %q", r.StateName, r.OperatorID)
+		}
+		k := [2]string{r.OperatorID, r.StateName}
+		if seen[k] {
+			return bad("state %q of operator %s listed twice", r.StateName, r.OperatorID)
+		}
+		seen[k] = true
+		if _, err := r.Meta(); err != nil {
+			return bad("state %q of operator %s: %v", r.StateName, r.OperatorID, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,559 @@
+package savepoint
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"streamdbg/state"
+)
+
+// Savepoint is an open savepoint directory. Opening reads _metadata only;
+// state files are read section by section when asked, every section checked
+// against its CRC32C. It implements state.Catalog. It is safe for
+// concurrent use: it holds no open files between calls.
+type Savepoint struct {
+	fs   vfs.FS
+	dir  string
+	meta *Metadata
+
+	ops    []*operator
+	byID   map[string]*operator
+	states []state.StateMeta
+}
+
+type operator struct {
+	meta   *OperatorMeta
+	info   state.OperatorInfo
+	states []state.StateMeta
+	byName map[string]state.StateMeta
+	// keyType is the key type of the operator's keyed states, for states
+	// (timers) that do not name one.
+	keyType string
+}
+
+var _ state.Catalog = (*Savepoint)(nil)
+
+// Open opens the savepoint in dir: it reads and checks _metadata and checks
+// that every state file it lists has the recorded size.
+func Open(fs vfs.FS, dir string) (*Savepoint, error) {
+	path := fs.PathJoin(dir, MetadataFile)
+	f, err := fs.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("savepoint: %w", err)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxMetadata+1))
+	_ = f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("savepoint: read %s: %w", path, err)
+	}
+	if len(b) > maxMetadata {
+		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrInvalid, path, maxMetadata)
+	}
+	meta := &Metadata{}
+	if err := json.Unmarshal(b, meta); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, path, err)
+	}
+	if err := meta.validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	s := &Savepoint{fs: fs, dir: dir, meta: meta, byID: map[string]*operator{}}
+	for i := range meta.Operators {
+		om := &meta.Operators[i]
+		name := om.Name
+		if name == "" {
+			name = om.UID
+		}
+		if name == "" {
+			name = om.ID
+		}
+		op := &operator{meta: om, byName: map[string]state.StateMeta{},
+			info: state.OperatorInfo{ID: om.ID, UID: om.UID, Name: name, Parallelism: om.Parallelism, MaxParallelism: om.MaxParallelism}}
+		s.ops = append(s.ops, op)
+		s.byID[om.ID] = op
+		for _, sub := range om.Subtasks {
+			if sub.Keyed != nil {
+				if err := s.checkSize(sub.Keyed.Name, sub.Keyed.Size); err != nil {
+					return nil, err
+				}
+			}
+			if sub.Operator != nil {
+				if err := s.checkSize(sub.Operator.Name, sub.Operator.Size); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	for _, r := range meta.States {
+		m, _ := r.Meta() // validated
+		op := s.byID[m.OperatorID]
+		op.states = append(op.states, m)
+		op.byName[m.StateName] = m
+		if m.Scope == state.ScopeKeyed && op.keyType == "" {
+			op.keyType = m.KeyType
+		}
+		s.states = append(s.states, m)
+	}
+	return s, nil
+}
+
+func (s *Savepoint) checkSize(name string, size int64) error {
+	path := s.fs.PathJoin(s.dir, name)
+	fi, err := s.fs.Stat(path)
+	if err != nil {
+		return fmt.Errorf("savepoint: %w", err)
+	}
+	if fi.Size() != size {
+		return fmt.Errorf("savepoint: %s: %d bytes, _metadata says %d (truncated or overwritten): %w", path, fi.Size(), size, ErrChecksum)
+	}
+	return nil
+}
+
+// Meta is the parsed _metadata.
+func (s *Savepoint) Meta() *Metadata { return s.meta }
+
+// Dir is the savepoint's directory.
+func (s *Savepoint) Dir() string { return s.dir }
+
+// Operators implements state.Catalog, ordered by operator id.
+func (s *Savepoint) Operators() []state.OperatorInfo {
+	out := make([]state.OperatorInfo, len(s.ops))
+	for i, op := range s.ops {
+		out[i] = op.info
+	}
+	return out
+}
+
+// Operator describes one operator, including its max parallelism (a
+// restore must keep it for keyed state).
+func (s *Savepoint) Operator(id string) (state.OperatorInfo, bool) {
+	op, ok := s.byID[id]
+	if !ok {
+		return state.OperatorInfo{}, false
+	}
+	return op.info, true
+}
+
+// States implements state.Catalog: every state of every operator, with
+// entry counts and bytes, ordered by operator id and state name.
+func (s *Savepoint) States() []state.StateMeta { return slices.Clone(s.states) }
+
+// StateMetasFor lists the states of one operator, ordered by name.
+func (s *Savepoint) StateMetasFor(operatorID string) []state.StateMeta {
+	if op, ok := s.byID[operatorID]; ok {
+		return slices.Clone(op.states)
+	}
+	return nil
+}
+
+// sectionReader reads sections of one file, opening it on the first read.
+type sectionReader struct {
+	s    *Savepoint
+	name string
+	f    vfs.File
+	buf  []byte
+	// reuse lets consecutive sections share one buffer; only when what
+	// the consumer gets never outlives an iteration step.
+	reuse bool
+}
+
+func (r *sectionReader) close() {
+	if r.f != nil {
+		_ = r.f.Close()
+		r.f = nil
+	}
+}
+
+// read returns the checked bytes of [off, off+size); what names the section
+// in errors ("key group 5").
+func (r *sectionReader) read(off, size int64, crc uint32, what string) ([]byte, error) {
+	path := r.s.fs.PathJoin(r.s.dir, r.name)
+	if r.f == nil {
+		f, err := r.s.fs.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("savepoint: %w", err)
+		}
+		r.f = f
+	}
+	// INVARIANT: size ≤ maxSection and off+size ≤ the file size recorded
+	// in _metadata (validate), so this allocation is bounded.
+	var b []byte
+	if r.reuse && int64(cap(r.buf)) >= size {
+		b = r.buf[:size]
+	} else {
+		b = make([]byte, size)
+		if r.reuse {
+			r.buf = b
+		}
+	}
+	n, err := r.f.ReadAt(b, off)
+	if int64(n) < size {
+		if err == nil || errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("savepoint: %s: %s at offset %d: file ends after %d of its %d bytes: %w", path, what, off, n, size, ErrChecksum)
+		}
+		return nil, fmt.Errorf("savepoint: %s: %s at offset %d: %w", path, what, off, err)
+	}
+	if got := state.CRC32C(b); got != crc {
+		return nil, fmt.Errorf("savepoint: %s: %s at offset %d (%d bytes): %w (crc32c %08x, _metadata says %08x)", path, what, off, size, ErrChecksum, got, crc)
+	}
+	return b, nil
+}
+
+// sectionsIn returns the sections of f whose key groups are in kgs (sorted,
+// deduplicated; nil means all), or in groups when kgs is nil and groups is
+// not empty.
+func sectionsIn(f *KeyedFile, kgs []int) []Section {
+	if kgs == nil {
+		return f.Sections
+	}
+	var out []Section
+	for _, kg := range kgs {
+		i, ok := slices.BinarySearchFunc(f.Sections, kg, func(s Section, kg int) int { return s.KeyGroup - kg })
+		if ok {
+			out = append(out, f.Sections[i])
+		}
+	}
+	return out
+}
+
+// scanKeyed calls fn with every entry of the given sections of a keyed file,
+// until fn returns false. It reports whether it ran to the end.
+func (s *Savepoint) scanKeyed(f *KeyedFile, secs []Section, reuse bool, fn func(state.Entry) bool) (bool, error) {
+	if len(secs) == 0 {
+		return true, nil
+	}
+	r := &sectionReader{s: s, name: f.Name, reuse: reuse}
+	defer r.close()
+	for _, sec := range secs {
+		what := fmt.Sprintf("key group %d", sec.KeyGroup)
+		b, err := r.read(sec.Offset, sec.Size, sec.CRC32C, what)
+		if err != nil {
+			return false, err
+		}
+		bad := func(err error) error {
+			return fmt.Errorf("savepoint: %s: %s: %w", s.fs.PathJoin(s.dir, f.Name), what, err)
+		}
+		sr := state.NewStreamReaderBytes(b, sec.Offset)
+		kg, ok, err := sr.NextKeyGroup()
+		if err != nil {
+			return false, bad(err)
+		}
+		if !ok || kg != sec.KeyGroup {
+			return false, bad(fmt.Errorf("section holds key group %d: %w", kg, state.ErrCorrupt))
+		}
+		var n int64
+		for {
+			e, ok, err := sr.Next()
+			if err != nil {
+				return false, bad(err)
+			}
+			if !ok {
+				break
+			}
+			n++
+			if !fn(e) {
+				return false, nil
+			}
+		}
+		if !sr.Done() || n != sec.Entries {
+			return false, bad(fmt.Errorf("offset %d: %d entries, _metadata says %d, or bytes after them: %w", sr.Offset(), n, sec.Entries, state.ErrCorrupt))
+		}
+	}
+	return true, nil
+}
+
+// readOperator reads and decodes one subtask's operator state file.
+func (s *Savepoint) readOperator(f *OperatorFile) ([]state.OperatorEntry, error) {
+	r := &sectionReader{s: s, name: f.Name}
+	defer r.close()
+	b, err := r.read(0, f.Size, f.CRC32C, "operator state")
+	if err != nil {
+		return nil, err
+	}
+	es, err := state.DecodeOperatorEntries(b, 0)
+	if err == nil && int64(len(es)) != f.Entries {
+		err = fmt.Errorf("%d entries, _metadata says %d: %w", len(es), f.Entries, state.ErrCorrupt)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("savepoint: %s: %w", s.fs.PathJoin(s.dir, f.Name), err)
+	}
+	return es, nil
+}
+
+func normalizeGroups(kgs []int) []int {
+	if kgs == nil {
+		return nil
+	}
+	out := slices.Clone(kgs)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// keyedScan runs fn over the entries of every selected operator and subtask.
+func (s *Savepoint) keyedScan(operatorID string, kgs []int, reuse bool, fn func(op *operator, sub *SubtaskMeta, e state.Entry) bool) error {
+	kgs = normalizeGroups(kgs)
+	for _, op := range s.ops {
+		if operatorID != "" && op.info.ID != operatorID {
+			continue
+		}
+		for i := range op.meta.Subtasks {
+			sub := &op.meta.Subtasks[i]
+			if sub.Keyed == nil {
+				continue
+			}
+			more, err := s.scanKeyed(sub.Keyed, sectionsIn(sub.Keyed, kgs), reuse, func(e state.Entry) bool { return fn(op, sub, e) })
+			if err != nil || !more {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func isTimer(m state.StateMeta) bool {
+	return m.Kind == state.KindTimers || state.TimerDomain(m.StateName) != ""
+}
+
+// display decodes bytes of a stored type name into a dynamic value; bytes
+// of an unknown or empty type, or that do not decode, show as Hex.
+func display(typeName string, b []byte) any {
+	if typeName == "" {
+		if len(b) == 0 {
+			return nil
+		}
+		return state.Hex(bytes.Clone(b))
+	}
+	v, err := state.DisplayBytes(typeName, b)
+	if err != nil {
+		return state.Hex(bytes.Clone(b))
+	}
+	return v
+}
+
+// Keyed implements state.Catalog. Timer states are left out unless
+// scan.StateName names one (they are the Timers table).
+func (s *Savepoint) Keyed(scan state.KeyedScan) iter.Seq2[state.KeyedRow, error] {
+	return func(yield func(state.KeyedRow, error) bool) {
+		var cur state.StateMeta
+		var curOp *operator
+		skip := false
+		err := s.keyedScan(scan.OperatorID, scan.KeyGroups, false, func(op *operator, sub *SubtaskMeta, e state.Entry) bool {
+			if op != curOp || e.State != cur.StateName {
+				curOp = op
+				m, ok := op.byName[e.State]
+				if !ok {
+					m = state.StateMeta{StateName: e.State}
+				}
+				cur = m
+				skip = scan.StateName != "" && e.State != scan.StateName || scan.StateName == "" && isTimer(m)
+			}
+			if skip {
+				return true
+			}
+			row := state.KeyedRow{OperatorID: op.info.ID, OperatorName: op.info.Name, Subtask: sub.Index, KeyGroup: e.KeyGroup,
+				StateName: e.State, Kind: cur.Kind, Key: display(cur.KeyType, e.Key), Namespace: display(cur.NamespaceType, e.Namespace),
+				Value: display(cur.ValueType, e.Value)}
+			switch {
+			case cur.Kind.IsList():
+				if p, err := state.Position.Decode(e.UserKey); err == nil {
+					row.UserKey = p
+				} else {
+					row.UserKey = state.Hex(bytes.Clone(e.UserKey))
+				}
+			case e.UserKey != nil:
+				row.UserKey = display(cur.UserKeyType, e.UserKey)
+			}
+			return yield(row, nil)
+		})
+		if err != nil {
+			yield(state.KeyedRow{}, err)
+		}
+	}
+}
+
+// Timers implements state.Catalog.
+func (s *Savepoint) Timers(scan state.TimerScan) iter.Seq2[state.TimerRow, error] {
+	return func(yield func(state.TimerRow, error) bool) {
+		var stop error
+		err := s.keyedScan(scan.OperatorID, scan.KeyGroups, false, func(op *operator, sub *SubtaskMeta, e state.Entry) bool {
+			domain := state.TimerDomain(e.State)
+			if domain == "" {
+				return true
+			}
+			m := op.byName[e.State]
+			keyType := m.KeyType
+			if keyType == "" {
+				keyType = op.keyType
+			}
+			ts, err := state.Int64.Decode(e.UserKey)
+			if err != nil {
+				stop = fmt.Errorf("savepoint: operator %s: timer state %q in key group %d: timestamp: %w", op.info.Name, e.State, e.KeyGroup, err)
+				return false
+			}
+			return yield(state.TimerRow{OperatorID: op.info.ID, OperatorName: op.info.Name, Subtask: sub.Index, KeyGroup: e.KeyGroup,
+				Key: display(keyType, e.Key), Namespace: display(m.NamespaceType, e.Namespace), Domain: domain, Timestamp: ts}, nil)
+		})
+		if err == nil {
+			err = stop
+		}
+		if err != nil {
+			yield(state.TimerRow{}, err)
+		}
+	}
+}
+
+// OperatorState implements state.Catalog.
+func (s *Savepoint) OperatorState(scan state.OperatorScan) iter.Seq2[state.OperatorRow, error] {
+	return func(yield func(state.OperatorRow, error) bool) {
+		for _, op := range s.ops {
+			if scan.OperatorID != "" && op.info.ID != scan.OperatorID {
+				continue
+			}
+			if scan.StateName != "" {
+				if m, ok := op.byName[scan.StateName]; !ok || m.Scope != state.ScopeOperator {
+					continue
+				}
+			}
+			for _, sub := range op.meta.Subtasks {
+				if sub.Operator == nil {
+					continue
+				}
+				es, err := s.readOperator(sub.Operator)
+				if err != nil {
+					yield(state.OperatorRow{}, err)
+					return
+				}
+				for _, e := range es {
+					if scan.StateName != "" && e.State != scan.StateName {
+						continue
+					}
+					m := op.byName[e.State]
+					row := state.OperatorRow{OperatorID: op.info.ID, OperatorName: op.info.Name, Subtask: sub.Index,
+						StateName: e.State, Kind: e.Kind, Position: e.Position, Value: display(m.ValueType, e.Value)}
+					if e.Kind == state.KindBroadcast {
+						row.Key = display(m.UserKeyType, e.Key)
+					}
+					if !yield(row, nil) {
+						return
+					}
+				}
+			}
+		}
+	}
+}
+
+// KeyGroupOf implements state.Catalog for keys of type string (a string
+// literal) and int64 (an integer, an integral float or a numeric string).
+func (s *Savepoint) KeyGroupOf(meta state.StateMeta, key any) (int, bool) {
+	op, ok := s.byID[meta.OperatorID]
+	if !ok {
+		return 0, false
+	}
+	keyType := meta.KeyType
+	if keyType == "" {
+		keyType = op.byName[meta.StateName].KeyType
+	}
+	if keyType == "" {
+		keyType = op.keyType
+	}
+	var b []byte
+	switch keyType {
+	case state.String.TypeName():
+		k, ok := key.(string)
+		if !ok {
+			return 0, false
+		}
+		b = []byte(k)
+	case state.Int64.TypeName():
+		var n int64
+		switch k := key.(type) {
+		case int64:
+			n = k
+		case int:
+			n = int64(k)
+		case float64:
+			if k != math.Trunc(k) || k < math.MinInt64 || k >= math.MaxInt64 {
+				return 0, false
+			}
+			n = int64(k)
+		case string:
+			v, err := strconv.ParseInt(k, 10, 64)
+			if err != nil {
+				return 0, false
+			}
+			n = v
+		default:
+			return 0, false
+		}
+		b = state.Int64.Append(nil, n)
+	default:
+		return 0, false
+	}
+	return state.KeyGroupFor(b, op.info.MaxParallelism), true
+}
+
+// KeyedEntriesFor yields the keyed entries of one operator in the key groups
+// of groups, from every old subtask whose range overlaps them: a restore at
+// any parallelism reads its range with it. Key groups come in increasing
+// order, entries in Entry order. The slices of an entry are only valid
+// during its iteration step. An operator the savepoint does not hold yields
+// nothing.
+func (s *Savepoint) KeyedEntriesFor(operatorID string, groups state.KeyGroupRange) iter.Seq2[state.Entry, error] {
+	return func(yield func(state.Entry, error) bool) {
+		op, ok := s.byID[operatorID]
+		if !ok || groups.Len() == 0 {
+			return
+		}
+		for _, sub := range op.meta.Subtasks {
+			if sub.Keyed == nil || sub.KeyGroups.End < groups.Start || sub.KeyGroups.Start > groups.End {
+				continue
+			}
+			lo, _ := slices.BinarySearchFunc(sub.Keyed.Sections, groups.Start, func(s Section, kg int) int { return s.KeyGroup - kg })
+			hi, _ := slices.BinarySearchFunc(sub.Keyed.Sections, groups.End+1, func(s Section, kg int) int { return s.KeyGroup - kg })
+			more, err := s.scanKeyed(sub.Keyed, sub.Keyed.Sections[lo:hi], true, func(e state.Entry) bool { return yield(e, nil) })
+			if err != nil {
+				yield(state.Entry{}, err)
+				return
+			}
+			if !more {
+				return
+			}
+		}
+	}
+}
+
+// OperatorEntriesFor is the operator state of subtask index of an operator
+// restored at parallelism, redistributed by state.RedistributeOperatorState:
+// at the same parallelism every subtask keeps its own entries; otherwise
+// split lists are the old subtasks' elements concatenated in subtask order
+// and cut into contiguous runs (Flink's round-robin repartitioner), union
+// lists go whole to every subtask, broadcast maps are old subtask 0's.
+func (s *Savepoint) OperatorEntriesFor(operatorID string, parallelism, index int) ([]state.OperatorEntry, error) {
+	if parallelism < 1 || index < 0 || index >= parallelism {
+		return nil, fmt.Errorf("savepoint: subtask %d of parallelism %d", index, parallelism)
+	}
+	op, ok := s.byID[operatorID]
+	if !ok {
+		return nil, nil
+	}
+	old := make([][]state.OperatorEntry, len(op.meta.Subtasks))
+	for i, sub := range op.meta.Subtasks {
+		if sub.Operator == nil {
+			continue
+		}
+		es, err := s.readOperator(sub.Operator)
+		if err != nil {
+			return nil, err
+		}
+		old[i] = es
+	}
+	return state.RedistributeOperatorState(old, parallelism, index), nil
+}

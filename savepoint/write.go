@@ -1,0 +1,355 @@
+package savepoint
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"streamdbg/state"
+)
+
+// Snapshot is what the runtime hands over to write a savepoint.
+type Snapshot struct {
+	JobName        string
+	JobFingerprint string
+	CheckpointID   int64
+	// Created is stored as given (UTC): inject it for byte-identical savepoints.
+	Created time.Time
+	// Position is the number of source events read; ProcessingTime the
+	// virtual processing-time clock in epoch milliseconds.
+	Position       int64
+	ProcessingTime int64
+	// Sources are written sorted by source and partition.
+	Sources   []SourcePosition
+	Operators []OperatorSnapshot
+}
+
+// OperatorSnapshot is the state of one operator. Operators are written
+// ordered by ID.
+type OperatorSnapshot struct {
+	ID             string // 32 lower-case hex digits
+	UID            string
+	Name           string
+	Parallelism    int
+	MaxParallelism int
+	// States describes every state of the operator (any subtask); entry
+	// counts and bytes are recomputed from what is written. Timer states
+	// (state.TimerDomain(name) != "") that are not described are added.
+	States   []state.StateMeta
+	Subtasks []SubtaskSnapshot // one per subtask, in index order
+}
+
+// SubtaskSnapshot is the state of one operator subtask.
+type SubtaskSnapshot struct {
+	Index     int
+	KeyGroups state.KeyGroupRange
+	// Keyed yields the entries of one key group in Entry order (the
+	// runtime passes backend.Entries(kg, "")); nil when the operator has no
+	// keyed state. It is called once per key group of KeyGroups and read
+	// as a stream: a subtask's entries are never all in memory.
+	Keyed func(kg int) iter.Seq2[state.Entry, error]
+	// Operator is the subtask's operator state (OperatorStore.Entries()).
+	Operator []state.OperatorEntry
+}
+
+// Write writes snap as a savepoint directory dir on fs, atomically: into a
+// temporary directory beside dir, every file and the directory synced, then
+// renamed to dir and the parent synced. dir must not exist. On error nothing
+// is left at dir.
+func Write(fs vfs.FS, dir string, snap *Snapshot) (err error) {
+	dir = filepath.Clean(dir)
+	if _, err := fs.Stat(dir); err == nil {
+		return fmt.Errorf("%w: %s", ErrExists, dir)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("savepoint: %s: %w", dir, err)
+	}
+	parent := fs.PathDir(dir)
+	if err := fs.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("savepoint: %w", err)
+	}
+	// A crash leaves the temporary directory behind: it never opens (its
+	// name is not the target's) and the next Write of the same target
+	// replaces it.
+	tmp := fs.PathJoin(parent, "."+fs.PathBase(dir)+".inprogress")
+	if err := fs.RemoveAll(tmp); err != nil {
+		return fmt.Errorf("savepoint: remove stale %s: %w", tmp, err)
+	}
+	if err := fs.MkdirAll(tmp, 0o755); err != nil {
+		return fmt.Errorf("savepoint: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = fs.RemoveAll(tmp)
+		}
+	}()
+	meta, err := writeFiles(fs, tmp, snap)
+	if err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(meta, "", "  ")
+	if err != nil {
+		return fmt.Errorf("savepoint: %w", err)
+	}
+	if err := writeFile(fs, fs.PathJoin(tmp, MetadataFile), append(b, '\n')); err != nil {
+		return err
+	}
+	if err := syncDir(fs, tmp); err != nil {
+		return err
+	}
+	if err := fs.Rename(tmp, dir); err != nil {
+		return fmt.Errorf("savepoint: rename %s to %s: %w", tmp, dir, err)
+	}
+	// INVARIANT: from here on dir is a complete savepoint; a failure to
+	// sync the parent only means it may not survive a crash.
+	return syncDir(fs, parent)
+}
+
+func syncDir(fs vfs.FS, dir string) error {
+	d, err := fs.OpenDir(dir)
+	if err != nil {
+		return fmt.Errorf("savepoint: sync %s: %w", dir, err)
+	}
+	if err := d.Sync(); err != nil {
+		_ = d.Close()
+		return fmt.Errorf("savepoint: sync %s: %w", dir, err)
+	}
+	if err := d.Close(); err != nil {
+		return fmt.Errorf("savepoint: sync %s: %w", dir, err)
+	}
+	return nil
+}
+
+func writeFile(fs vfs.FS, path string, b []byte) error {
+	f, err := fs.Create(path, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return fmt.Errorf("savepoint: %w", err)
+	}
+	if _, err := f.Write(b); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("savepoint: write %s: %w", path, err)
+	}
+	return syncClose(f, path)
+}
+
+func syncClose(f vfs.File, path string) error {
+	if err := f.Sync(); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("savepoint: sync %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("savepoint: close %s: %w", path, err)
+	}
+	return nil
+}
+
+// stateStats accumulates entry counts and bytes per state name.
+type stateStats struct {
+	metas map[string]*state.StateMeta
+	op    *OperatorSnapshot
+}
+
+func (s *stateStats) meta(name string, scope state.Scope) (*state.StateMeta, error) {
+	m, ok := s.metas[name]
+	if !ok {
+		if scope != state.ScopeKeyed || state.TimerDomain(name) == "" {
+			return nil, fmt.Errorf("savepoint: operator %q: entries of undescribed %s state %q", s.op.Name, scope, name)
+		}
+		m = &state.StateMeta{OperatorID: s.op.ID, OperatorName: s.op.Name, StateName: name, Scope: state.ScopeKeyed,
+			Kind: state.KindTimers, UserKeyType: state.Int64.TypeName()}
+		s.metas[name] = m
+	}
+	if m.Scope != scope {
+		return nil, fmt.Errorf("savepoint: operator %q: state %q is %s state, found in %s state", s.op.Name, name, m.Scope, scope)
+	}
+	return m, nil
+}
+
+func writeFiles(fs vfs.FS, tmp string, snap *Snapshot) (*Metadata, error) {
+	meta := &Metadata{Format: FormatName, Version: FormatVersion, JobName: snap.JobName, JobFingerprint: snap.JobFingerprint,
+		CheckpointID: snap.CheckpointID, Created: snap.Created.UTC(), Position: snap.Position, ProcessingTime: snap.ProcessingTime,
+		Sources: slices.Clone(snap.Sources), Operators: []OperatorMeta{}, States: []StateRecord{}}
+	if meta.Sources == nil {
+		meta.Sources = []SourcePosition{}
+	}
+	slices.SortFunc(meta.Sources, func(a, b SourcePosition) int {
+		if c := strings.Compare(a.Source, b.Source); c != 0 {
+			return c
+		}
+		return a.Partition - b.Partition
+	})
+	ops := make([]*OperatorSnapshot, len(snap.Operators))
+	for i := range snap.Operators {
+		ops[i] = &snap.Operators[i]
+	}
+	slices.SortFunc(ops, func(a, b *OperatorSnapshot) int { return strings.Compare(a.ID, b.ID) })
+	for _, op := range ops {
+		if !validOperatorID(op.ID) {
+			return nil, fmt.Errorf("savepoint: operator %q: id %q is not 32 lower-case hex digits", op.Name, op.ID)
+		}
+		if len(op.Subtasks) != op.Parallelism {
+			return nil, fmt.Errorf("savepoint: operator %q: %d subtasks, parallelism %d", op.Name, len(op.Subtasks), op.Parallelism)
+		}
+		stats := &stateStats{metas: map[string]*state.StateMeta{}, op: op}
+		for _, m := range op.States {
+			m.OperatorID, m.OperatorName, m.Entries, m.Bytes = op.ID, op.Name, 0, 0
+			if m.Scope == 0 {
+				m.Scope = m.Kind.Scope()
+			}
+			stats.metas[m.StateName] = &m
+		}
+		om := OperatorMeta{ID: op.ID, UID: op.UID, Name: op.Name, Parallelism: op.Parallelism, MaxParallelism: op.MaxParallelism}
+		for i, sub := range op.Subtasks {
+			want := state.KeyGroupRangeFor(op.MaxParallelism, op.Parallelism, i)
+			if sub.Index != i || sub.KeyGroups != want {
+				return nil, fmt.Errorf("savepoint: operator %q: subtask %d has index %d and key groups %v, want %d and %v", op.Name, i, sub.Index, sub.KeyGroups, i, want)
+			}
+			sm := SubtaskMeta{Index: i, KeyGroups: KeyGroups{want.Start, want.End}}
+			if sub.Keyed != nil {
+				name := keyedFileName(op.ID, i)
+				kf, err := writeKeyed(fs, fs.PathJoin(tmp, name), sub, stats)
+				if err != nil {
+					return nil, fmt.Errorf("savepoint: operator %q subtask %d: %w", op.Name, i, err)
+				}
+				kf.Name = name
+				sm.Keyed = kf
+			}
+			if len(sub.Operator) > 0 || hasOperatorState(op.States) {
+				name := operatorFileName(op.ID, i)
+				of, err := writeOperator(fs, fs.PathJoin(tmp, name), sub.Operator, stats)
+				if err != nil {
+					return nil, fmt.Errorf("savepoint: operator %q subtask %d: %w", op.Name, i, err)
+				}
+				of.Name = name
+				sm.Operator = of
+			}
+			om.Subtasks = append(om.Subtasks, sm)
+		}
+		meta.Operators = append(meta.Operators, om)
+		names := make([]string, 0, len(stats.metas))
+		for n := range stats.metas {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			meta.States = append(meta.States, recordOf(*stats.metas[n]))
+		}
+	}
+	// The reader's checks hold for what we wrote, or we wrote a bug.
+	if err := meta.validate(); err != nil {
+		return nil, fmt.Errorf("savepoint: refusing to write: %w", err)
+	}
+	return meta, nil
+}
+
+func hasOperatorState(ms []state.StateMeta) bool {
+	for _, m := range ms {
+		if m.Kind.Scope() == state.ScopeOperator {
+			return true
+		}
+	}
+	return false
+}
+
+func writeKeyed(fs vfs.FS, path string, sub SubtaskSnapshot, stats *stateStats) (*KeyedFile, error) {
+	f, err := fs.Create(path, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return nil, err
+	}
+	kf, err := writeKeyedTo(f, sub, stats)
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return kf, syncClose(f, path)
+}
+
+func writeKeyedTo(f vfs.File, sub SubtaskSnapshot, stats *stateStats) (*KeyedFile, error) {
+	sw := state.NewStreamWriter(f)
+	kf := &KeyedFile{Sections: []Section{}}
+	for kg := sub.KeyGroups.Start; kg <= sub.KeyGroups.End; kg++ {
+		begun := false
+		cur := ""
+		var m *state.StateMeta
+		for e, err := range sub.Keyed(kg) {
+			if err != nil {
+				return nil, fmt.Errorf("key group %d: %w", kg, err)
+			}
+			if !begun {
+				if err := sw.BeginKeyGroup(kg); err != nil {
+					return nil, err
+				}
+				begun = true
+			}
+			if m == nil || e.State != cur {
+				if m, err = stats.meta(e.State, state.ScopeKeyed); err != nil {
+					return nil, err
+				}
+				cur = e.State
+			}
+			if err := sw.Write(e); err != nil {
+				return nil, err
+			}
+			m.Entries++
+			m.Bytes += int64(e.Size())
+		}
+		if !begun {
+			continue
+		}
+		g, err := sw.EndKeyGroup()
+		if err != nil {
+			return nil, err
+		}
+		if g.Size > maxSection {
+			return nil, fmt.Errorf("key group %d is %d bytes, more than %d", kg, g.Size, maxSection)
+		}
+		kf.Sections = append(kf.Sections, Section{KeyGroup: kg, Offset: g.Offset, Size: g.Size, CRC32C: g.CRC32C, Entries: g.Entries})
+	}
+	if err := sw.Flush(); err != nil {
+		return nil, err
+	}
+	kf.Size = sw.Offset()
+	return kf, nil
+}
+
+func writeOperator(fs vfs.FS, path string, entries []state.OperatorEntry, stats *stateStats) (*OperatorFile, error) {
+	es := slices.Clone(entries)
+	slices.SortStableFunc(es, func(a, b state.OperatorEntry) int {
+		if c := strings.Compare(a.State, b.State); c != 0 {
+			return c
+		}
+		if a.Kind == state.KindBroadcast {
+			return bytes.Compare(a.Key, b.Key)
+		}
+		return a.Position - b.Position
+	})
+	for _, e := range es {
+		m, err := stats.meta(e.State, state.ScopeOperator)
+		if err != nil {
+			return nil, err
+		}
+		if e.Kind != m.Kind {
+			return nil, fmt.Errorf("operator state %q: entry of kind %s, state of kind %s", e.State, e.Kind, m.Kind)
+		}
+		m.Entries++
+		m.Bytes += int64(len(e.Key) + len(e.Value))
+	}
+	b := state.AppendOperatorEntries(nil, es)
+	if len(b) > maxSection {
+		return nil, fmt.Errorf("operator state is %d bytes, more than %d", len(b), maxSection)
+	}
+	// vfs.File.Write may modify what it is given: checksum first.
+	of := &OperatorFile{Size: int64(len(b)), CRC32C: state.CRC32C(b), Entries: int64(len(es))}
+	if err := writeFile(fs, path, b); err != nil {
+		return nil, err
+	}
+	return of, nil
+}
