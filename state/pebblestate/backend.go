@@ -1,0 +1,430 @@
+package pebblestate
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"streamdbg/state"
+)
+
+// DefaultCacheSize is the block cache of a backend whose Options leave it 0.
+const DefaultCacheSize = 64 << 20
+
+// commitThreshold is the size at which the write batch is committed to the
+// DB. Reads go through the indexed batch, so the threshold only trades the
+// batch's skiplist depth against commit overhead (see BenchmarkPebbleBackend).
+const commitThreshold = 1 << 20
+
+// Options configure a Backend.
+type Options struct {
+	// Dir is the pebble directory. Empty means a fresh temporary directory
+	// (on vfs.Default) that Close removes.
+	Dir string
+	// FS is the file system; nil means vfs.Default. Tests use vfs.NewMem().
+	FS vfs.FS
+	// CacheSize is the block cache size in bytes; 0 means DefaultCacheSize.
+	CacheSize int64
+	// MaxParallelism is the number of key groups of the job; 0 means
+	// state.DefaultMaxParallelism.
+	MaxParallelism int
+	// KeyGroups is the range of key groups this backend holds.
+	KeyGroups state.KeyGroupRange
+}
+
+// Backend is a state.KeyedBackend on pebble. It is not safe for concurrent
+// use; the runtime is single-threaded.
+type Backend struct {
+	db      *pebble.DB
+	batch   *pebble.Batch // indexed: every read and write goes through it
+	iters   int           // open iterators on batch; commits wait for zero
+	groups  state.KeyGroupRange
+	maxPar  int
+	tempDir string // removed by Close when Open created it
+
+	key      []byte // current key as given
+	keyEsc   []byte // current key escaped and terminated
+	keyGroup int
+	hasKey   bool
+
+	byName map[string]*stateInfo
+	sorted []*stateInfo // by name: Entries and States order
+	nextID uint16
+	closed bool
+}
+
+var _ state.KeyedBackend = (*Backend)(nil)
+
+// stateInfo is one state known to the backend: declared, restored or a
+// timer queue.
+type stateInfo struct {
+	meta  state.StateMeta
+	id    uint16
+	table *table      // nil until registered (and for timers)
+	queue *timerQueue // timer states only
+	// declared is set once Timers asked for a restored queue.
+	declared bool
+}
+
+// Open creates an empty backend. It refuses a Dir that already holds a
+// pebble store: state is only ever rebuilt from a snapshot, never reopened.
+func Open(opts Options) (*Backend, error) {
+	if opts.MaxParallelism == 0 {
+		opts.MaxParallelism = state.DefaultMaxParallelism
+	}
+	if opts.MaxParallelism < 0 || opts.MaxParallelism > 1<<15 {
+		return nil, fmt.Errorf("pebblestate: max parallelism %d out of [1, 32768]", opts.MaxParallelism)
+	}
+	if g := opts.KeyGroups; g.Start < 0 || g.End >= opts.MaxParallelism {
+		return nil, fmt.Errorf("pebblestate: key groups %s outside [0, %d)", g, opts.MaxParallelism)
+	}
+	if opts.CacheSize <= 0 {
+		opts.CacheSize = DefaultCacheSize
+	}
+	fs, dir, tempDir := opts.FS, opts.Dir, ""
+	if fs == nil {
+		fs = vfs.Default
+	}
+	if dir == "" {
+		if fs == vfs.Default {
+			d, err := os.MkdirTemp("", "streamdbg-pebble-")
+			if err != nil {
+				return nil, fmt.Errorf("pebblestate: %w", err)
+			}
+			dir, tempDir = d, d
+		} else {
+			dir = "pebblestate"
+		}
+	}
+	cache := pebble.NewCache(opts.CacheSize)
+	defer cache.Unref() // the DB holds its own reference
+	db, err := pebble.Open(dir, &pebble.Options{
+		FS:            fs,
+		Cache:         cache,
+		DisableWAL:    true,
+		ErrorIfExists: true,
+		Logger:        quietLogger{},
+		// INVARIANT: list values are concatenations of length-prefixed
+		// elements, so concatenating operands is appending elements.
+		Merger: pebble.DefaultMerger,
+	})
+	if err != nil {
+		if tempDir != "" {
+			os.RemoveAll(tempDir)
+		}
+		return nil, fmt.Errorf("pebblestate: open %s: %w", dir, err)
+	}
+	return &Backend{
+		db:      db,
+		batch:   db.NewIndexedBatch(),
+		groups:  opts.KeyGroups,
+		maxPar:  opts.MaxParallelism,
+		tempDir: tempDir,
+		byName:  map[string]*stateInfo{},
+		nextID:  1,
+	}, nil
+}
+
+// quietLogger drops pebble's log lines: they would land on the terminal the
+// TUI draws on. Fatalf still stops the process, as pebble requires.
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any)  {}
+func (quietLogger) Errorf(string, ...any) {}
+func (quietLogger) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf("pebblestate: fatal: "+format, args...))
+}
+
+// KeyGroups is the range of key groups this backend holds.
+func (b *Backend) KeyGroups() state.KeyGroupRange { return b.groups }
+
+// SetCurrentKey sets the key (encoded) and its key group for all tables.
+func (b *Backend) SetCurrentKey(key []byte, keyGroup int) {
+	b.key = append(b.key[:0], key...)
+	b.keyEsc = appendEscaped(b.keyEsc[:0], key)
+	b.keyGroup = keyGroup
+	b.hasKey = true
+}
+
+// CurrentKey returns what SetCurrentKey set.
+func (b *Backend) CurrentKey() ([]byte, int) { return b.key, b.keyGroup }
+
+// States lists every declared, restored and timer state, ordered by name,
+// with entry and byte counts. It reads every entry: O(state size).
+func (b *Backend) States() []state.StateMeta {
+	out := make([]state.StateMeta, len(b.sorted))
+	for i, si := range b.sorted {
+		m := si.meta
+		m.Entries, m.Bytes = 0, 0
+		for kg := b.groups.Start; kg <= b.groups.End; kg++ {
+			for e, err := range b.stateEntries(si, kg) {
+				if err != nil {
+					break // States has no error; Entries reports it
+				}
+				m.Entries++
+				m.Bytes += int64(e.Size())
+			}
+		}
+		out[i] = m
+	}
+	return out
+}
+
+// Register declares a state, or returns the table already declared under
+// that name; a restored state becomes readable through d's codecs here.
+func (b *Backend) Register(d state.StateDesc) (state.Table, error) {
+	if b.closed {
+		return nil, errClosed
+	}
+	name := d.Meta.StateName
+	if err := checkDesc(d); err != nil {
+		return nil, err
+	}
+	d.Meta.Scope = state.ScopeKeyed
+	d.Meta.Entries, d.Meta.Bytes = 0, 0
+	if d.Meta.NamespaceType == "" && d.Namespace != nil {
+		d.Meta.NamespaceType = d.Namespace.TypeName()
+	}
+	si := b.byName[name]
+	if si == nil {
+		var err error
+		if si, err = b.addState(d.Meta); err != nil {
+			return nil, err
+		}
+	} else if why := si.meta.Compatible(d.Meta); why != "" {
+		if si.table != nil {
+			return nil, fmt.Errorf("pebblestate: state %q declared twice: %s", name, why)
+		}
+		return nil, fmt.Errorf("pebblestate: restored state %q cannot be read as declared: %s", name, why)
+	}
+	if si.table == nil {
+		si.meta = d.Meta
+		si.table = &table{b: b, id: si.id, desc: d, kind: d.Meta.Kind}
+	}
+	return si.table, nil
+}
+
+func checkDesc(d state.StateDesc) error {
+	name := d.Meta.StateName
+	switch {
+	case name == "":
+		return errors.New("pebblestate: state without a name")
+	case state.TimerDomain(name) != "":
+		return fmt.Errorf("pebblestate: state name %q is reserved for timers", name)
+	case d.Value == nil:
+		return fmt.Errorf("pebblestate: state %q has no value codec", name)
+	}
+	switch d.Meta.Kind {
+	case state.KindValue, state.KindList, state.KindReducing, state.KindAggregating:
+	case state.KindMap:
+		if d.UserKey == nil {
+			return fmt.Errorf("pebblestate: map state %q has no user key codec", name)
+		}
+	default:
+		return fmt.Errorf("pebblestate: state %q: kind %s is not keyed state", name, d.Meta.Kind)
+	}
+	return nil
+}
+
+// Timers returns the timer queue called name.
+func (b *Backend) Timers(name string, meta state.StateMeta) (state.TimerQueue, error) {
+	if b.closed {
+		return nil, errClosed
+	}
+	if name == "" {
+		return nil, errors.New("pebblestate: timer queue without a name")
+	}
+	meta.StateName, meta.Scope, meta.Kind = state.TimerStateName(name), state.ScopeKeyed, state.KindTimers
+	meta.Entries, meta.Bytes = 0, 0
+	if meta.UserKeyType == "" {
+		meta.UserKeyType = state.Int64.TypeName()
+	}
+	if si := b.byName[meta.StateName]; si != nil {
+		if si.queue == nil {
+			return nil, fmt.Errorf("pebblestate: restored state %q is %s, not timers", meta.StateName, si.meta.Kind)
+		}
+		if !si.declared {
+			si.meta, si.declared = meta, true
+		}
+		return si.queue, nil
+	}
+	si, err := b.addState(meta)
+	if err != nil {
+		return nil, err
+	}
+	si.declared = true
+	return si.queue, nil
+}
+
+// addState assigns ids to a new state (two for a timer queue: its entries
+// and its firing order).
+func (b *Backend) addState(meta state.StateMeta) (*stateInfo, error) {
+	timers := meta.Kind == state.KindTimers
+	need := uint16(1)
+	if timers {
+		need = 2
+	}
+	if int(b.nextID)+int(need) > maxState {
+		return nil, fmt.Errorf("pebblestate: too many states (%d)", len(b.sorted))
+	}
+	si := &stateInfo{meta: meta, id: b.nextID}
+	b.nextID++
+	if timers {
+		si.queue = &timerQueue{b: b, name: meta.StateName, id: si.id, orderID: b.nextID}
+		b.nextID++
+	}
+	b.byName[meta.StateName] = si
+	i, _ := slices.BinarySearchFunc(b.sorted, meta.StateName, func(s *stateInfo, n string) int {
+		return cmp.Compare(s.meta.StateName, n)
+	})
+	b.sorted = slices.Insert(b.sorted, i, si)
+	return si, nil
+}
+
+// Close releases the store; it does not commit pending writes, since state
+// is only ever rebuilt from a snapshot.
+func (b *Backend) Close() error {
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	err := b.batch.Close()
+	if cerr := b.db.Close(); err == nil {
+		err = cerr
+	}
+	if b.tempDir != "" {
+		if rerr := os.RemoveAll(b.tempDir); err == nil {
+			err = rerr
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("pebblestate: close: %w", err)
+	}
+	return nil
+}
+
+var errClosed = errors.New("pebblestate: backend closed")
+
+// maybeCommit moves the write batch into the DB once it is large, unless an
+// iterator still reads it.
+func (b *Backend) maybeCommit() error {
+	if b.iters > 0 || b.batch.Len() < commitThreshold {
+		return nil
+	}
+	return b.commit()
+}
+
+func (b *Backend) commit() error {
+	if b.batch.Empty() {
+		return nil
+	}
+	if err := b.batch.Commit(pebble.NoSync); err != nil {
+		return fmt.Errorf("pebblestate: commit: %w", err)
+	}
+	b.batch.Reset()
+	return nil
+}
+
+// newIter opens an iterator over [lo, hi) that sees the batch; closeIter
+// must follow.
+func (b *Backend) newIter(lo, hi []byte) (*pebble.Iterator, error) {
+	it, err := b.batch.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return nil, fmt.Errorf("pebblestate: %w", err)
+	}
+	b.iters++
+	return it, nil
+}
+
+func (b *Backend) closeIter(it *pebble.Iterator) error {
+	b.iters--
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("pebblestate: %w", err)
+	}
+	return nil
+}
+
+// get reads one key through the batch. When ok, the caller must close c
+// once done with v.
+func (b *Backend) get(k []byte) (v []byte, c io.Closer, ok bool, err error) {
+	v, c, err = b.batch.Get(k)
+	if err == pebble.ErrNotFound {
+		return nil, nil, false, nil
+	}
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("pebblestate: get: %w", err)
+	}
+	return v, c, true, nil
+}
+
+func (b *Backend) exists(k []byte) (bool, error) {
+	_, c, ok, err := b.get(k)
+	if ok {
+		c.Close()
+	}
+	return ok, err
+}
+
+func (b *Backend) set(k, v []byte) error {
+	if err := b.batch.Set(k, v, nil); err != nil {
+		return fmt.Errorf("pebblestate: set: %w", err)
+	}
+	return b.maybeCommit()
+}
+
+func (b *Backend) merge(k, v []byte) error {
+	if err := b.batch.Merge(k, v, nil); err != nil {
+		return fmt.Errorf("pebblestate: merge: %w", err)
+	}
+	return b.maybeCommit()
+}
+
+func (b *Backend) del(k []byte) error {
+	if err := b.batch.Delete(k, nil); err != nil {
+		return fmt.Errorf("pebblestate: delete: %w", err)
+	}
+	return b.maybeCommit()
+}
+
+// scan calls fn for every key with the given prefix, in order, until fn
+// returns false. fn may write: the iterator does not see those writes.
+func (b *Backend) scan(prefix []byte, fn func(k, v []byte) bool) error {
+	it, err := b.newIter(prefix, successor(nil, prefix))
+	if err != nil {
+		return err
+	}
+	for valid := it.First(); valid; valid = it.Next() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			b.closeIter(it)
+			return fmt.Errorf("pebblestate: %w", err)
+		}
+		if !fn(it.Key(), v) {
+			break
+		}
+	}
+	if err := b.closeIter(it); err != nil {
+		return err
+	}
+	return b.maybeCommit()
+}
+
+// deletePrefix deletes every key with the given prefix, one point deletion
+// each: range tombstones would pile up in the memtable and slow every read.
+func (b *Backend) deletePrefix(prefix []byte) error {
+	var derr error
+	err := b.scan(prefix, func(k, _ []byte) bool {
+		derr = b.del(k)
+		return derr == nil
+	})
+	if err != nil {
+		return err
+	}
+	return derr
+}
