@@ -88,7 +88,9 @@ type KeyGroups struct {
 }
 
 // Range converts to the state package's range.
-func (k KeyGroups) Range() state.KeyGroupRange { return state.KeyGroupRange{Start: k.Start, End: k.End} }
+func (k KeyGroups) Range() state.KeyGroupRange {
+	return state.KeyGroupRange{Start: k.Start, End: k.End}
+}
 
 // KeyedFile is a subtask's keyed state file: one section per non-empty key
 // group, in key-group order, covering the file exactly.
@@ -155,8 +157,10 @@ func (r StateRecord) Meta() (state.StateMeta, error) {
 }
 
 // keyedFileName and operatorFileName name a subtask's state files.
-func keyedFileName(opID string, index int) string    { return fmt.Sprintf("%s-%d.keyed", opID, index) }
-func operatorFileName(opID string, index int) string { return fmt.Sprintf("%s-%d.opstate", opID, index) }
+func keyedFileName(opID string, index int) string { return fmt.Sprintf("%s-%d.keyed", opID, index) }
+func operatorFileName(opID string, index int) string {
+	return fmt.Sprintf("%s-%d.opstate", opID, index)
+}
 
 // checkFileName refuses names that could leave the savepoint directory or
 // shadow _metadata.

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"math"
 	"slices"
-	"strconv"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
@@ -450,8 +448,8 @@ func (s *Savepoint) OperatorState(scan state.OperatorScan) iter.Seq2[state.Opera
 	}
 }
 
-// KeyGroupOf implements state.Catalog for keys of type string (a string
-// literal) and int64 (an integer, an integral float or a numeric string).
+// KeyGroupOf implements state.Catalog: the key literal is encoded with the
+// state's key type by state.EncodeKeyLiteral, as the live catalog does.
 func (s *Savepoint) KeyGroupOf(meta state.StateMeta, key any) (int, bool) {
 	op, ok := s.byID[meta.OperatorID]
 	if !ok {
@@ -464,37 +462,8 @@ func (s *Savepoint) KeyGroupOf(meta state.StateMeta, key any) (int, bool) {
 	if keyType == "" {
 		keyType = op.keyType
 	}
-	var b []byte
-	switch keyType {
-	case state.String.TypeName():
-		k, ok := key.(string)
-		if !ok {
-			return 0, false
-		}
-		b = []byte(k)
-	case state.Int64.TypeName():
-		var n int64
-		switch k := key.(type) {
-		case int64:
-			n = k
-		case int:
-			n = int64(k)
-		case float64:
-			if k != math.Trunc(k) || k < math.MinInt64 || k >= math.MaxInt64 {
-				return 0, false
-			}
-			n = int64(k)
-		case string:
-			v, err := strconv.ParseInt(k, 10, 64)
-			if err != nil {
-				return 0, false
-			}
-			n = v
-		default:
-			return 0, false
-		}
-		b = state.Int64.Append(nil, n)
-	default:
+	b, ok := state.EncodeKeyLiteral(keyType, key)
+	if !ok {
 		return 0, false
 	}
 	return state.KeyGroupFor(b, op.info.MaxParallelism), true

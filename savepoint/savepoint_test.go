@@ -325,7 +325,7 @@ func TestCatalogRows(t *testing.T) {
 	if _, ok := sp.KeyGroupOf(state.StateMeta{OperatorID: sumID, KeyType: "int64"}, "12"); !ok {
 		t.Fatal("numeric string as int64 key refused")
 	}
-	if _, ok := sp.KeyGroupOf(state.StateMeta{OperatorID: sumID, KeyType: "json:main.K"}, "x"); ok {
+	if _, ok := sp.KeyGroupOf(state.StateMeta{OperatorID: sumID, KeyType: "json:main.K"}, []any{"x"}); ok {
 		t.Fatal("json key accepted")
 	}
 }

@@ -108,9 +108,13 @@ func Write(fs vfs.FS, dir string, snap *Snapshot) (err error) {
 	if err := fs.Rename(tmp, dir); err != nil {
 		return fmt.Errorf("savepoint: rename %s to %s: %w", tmp, dir, err)
 	}
-	// INVARIANT: from here on dir is a complete savepoint; a failure to
-	// sync the parent only means it may not survive a crash.
-	return syncDir(fs, parent)
+	// dir is complete from here on, but if the parent does not sync it may
+	// not survive a crash: an error must mean no savepoint, so remove it.
+	if err := syncDir(fs, parent); err != nil {
+		_ = fs.RemoveAll(dir)
+		return err
+	}
+	return nil
 }
 
 func syncDir(fs vfs.FS, dir string) error {
