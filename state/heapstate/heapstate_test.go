@@ -9,6 +9,7 @@ import (
 
 	"streamdbg/state"
 	"streamdbg/state/heapstate"
+	"streamdbg/state/statetest"
 )
 
 // registry binds typed descriptors straight to a backend.
@@ -332,4 +333,10 @@ func seq(es []state.Entry) iter.Seq2[state.Entry, error] {
 			}
 		}
 	}
+}
+
+func TestConformance(t *testing.T) {
+	statetest.Run(t, func(t *testing.T, maxParallelism int, groups state.KeyGroupRange) state.KeyedBackend {
+		return heapstate.New(maxParallelism, groups)
+	})
 }
