@@ -284,6 +284,9 @@ func (e *Executor) initOperator(st *subtask, inst *opInstance, restore *restorin
 	return nil
 }
 
+// SetFailAt injects one failure while source event n is read.
+func (e *Executor) SetFailAt(n int64) { e.opts.FailAt = n }
+
 // Plan is the executed plan.
 func (e *Executor) Plan() *Plan { return e.plan }
 
@@ -469,6 +472,9 @@ func (e *Executor) run(st *subtask, inst *opInstance, w work, info *StepInfo) er
 		e.position++
 		done, err := inst.src.pull(ctx)
 		info.Where = ctx.where
+		if err == nil && e.position == e.opts.FailAt {
+			err = fmt.Errorf("injected failure at record %d (--fail-at)", e.opts.FailAt)
+		}
 		if done {
 			st.done = true
 			info.Kind = "end of input"

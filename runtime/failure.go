@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -20,6 +21,10 @@ type Failure struct {
 }
 
 func (f *Failure) Error() string {
+	var ke *KeyedStateError
+	if errors.As(f.Err, &ke) {
+		return ke.Error()
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "operator %q (task %q, subtask %d) failed", f.Operator, f.Task, f.Subtask)
 	if f.Record != "" {

@@ -266,6 +266,9 @@ type Options struct {
 	// AllowNonRestoredState drops snapshot state of operators the job does
 	// not have instead of refusing the restore.
 	AllowNonRestoredState bool
+	// FailAt injects one failure while source event FailAt (1-based) is
+	// read, to exercise recovery (0: never).
+	FailAt int64
 	// StartProcessingTime is the virtual processing clock's start (epoch ms).
 	StartProcessingTime int64
 }

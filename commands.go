@@ -1,0 +1,282 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"streamdbg/fixtures"
+	"streamdbg/query"
+	"streamdbg/runtime"
+	"streamdbg/runtime/session"
+	"streamdbg/savepoint"
+	"streamdbg/savepoint/flink"
+	"streamdbg/state"
+)
+
+// env is what every command gets: where to write and log.
+type env struct {
+	stdout, stderr io.Writer
+	log            *slog.Logger
+}
+
+func newEnv(verbose bool) *env {
+	level := slog.LevelInfo
+	if verbose {
+		level = slog.LevelDebug
+	}
+	return &env{stdout: os.Stdout, stderr: os.Stderr,
+		log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))}
+}
+
+// jobFlags are shared by debug and run.
+type jobFlags struct {
+	Job                   string `arg:"" optional:"" default:"wordcount" help:"Example job (see 'streamdbg jobs')."`
+	Input                 string `help:"Input fixture (.txt, .jsonl, .csv) instead of the job's embedded one." type:"existingfile"`
+	Backend               string `help:"Keyed state backend: heap or pebble (the job's code wins; then this flag; then the config file)." enum:",heap,pebble" default:""`
+	StateDir              string `help:"Directory for the pebble backend (default: a temporary directory removed on exit)."`
+	Parallelism           int    `help:"Default parallelism of the job's operators."`
+	MaxParallelism        int    `help:"Max parallelism: the number of key groups (default 128)."`
+	Config                string `help:"Config file (default: streamdbg.yaml in the working directory, if present)."`
+	FromSavepoint         string `help:"Start from this savepoint directory."`
+	AllowNonRestoredState bool   `help:"Drop savepoint state whose operator is not in the job instead of refusing."`
+	CheckpointInterval    int    `help:"Source records between in-memory checkpoints (default 1000)."`
+	OnBadRecord           string `help:"What to do with a malformed input line: fail or skip (logged)." enum:"fail,skip" default:"fail"`
+}
+
+// open builds the job and a session over it, applying the precedence job
+// code > flag > config file > default.
+func (f *jobFlags) open(e *env, out io.Writer, trace bool) (*session.Session, error) {
+	cfg, err := loadConfig(f.Config)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	fc := fixtures.Config{OnBadRecord: f.OnBadRecord, Log: e.log}
+	if f.Input != "" {
+		in, err := fixtures.Load(f.Input)
+		if err != nil {
+			return nil, err
+		}
+		fc.Input = in
+	}
+	job, err := fixtures.Build(f.Job, fc)
+	if err != nil {
+		if strings.HasPrefix(err.Error(), "unknown job") {
+			return nil, usageError{err}
+		}
+		return nil, err
+	}
+	opts := session.Options{Options: runtime.Options{Output: out, Log: e.log, Trace: trace,
+		Parallelism: f.Parallelism, MaxParallelism: f.MaxParallelism, StateDir: f.StateDir,
+		AllowNonRestoredState: f.AllowNonRestoredState}, CheckpointInterval: f.CheckpointInterval}
+	switch {
+	case f.Backend != "":
+		opts.Backend, opts.BackendOrigin = f.Backend, "the --backend flag"
+	default:
+		if b, ok := cfg.str("state.backend.type"); ok {
+			if b != "heap" && b != "pebble" {
+				return nil, usageError{fmt.Errorf("config %s: state.backend.type: %q (want heap or pebble)", cfg.path, b)}
+			}
+			opts.Backend, opts.BackendOrigin = b, "state.backend.type in "+cfg.path
+		}
+	}
+	if opts.StateDir == "" {
+		opts.StateDir, _ = cfg.str("state.backend.pebble.dir")
+	}
+	for key, dst := range map[string]*int{"parallelism.default": &opts.Parallelism, "pipeline.max-parallelism": &opts.MaxParallelism, "execution.checkpointing.interval": &opts.CheckpointInterval} {
+		if *dst != 0 {
+			continue
+		}
+		n, ok, err := cfg.int(key)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		if ok {
+			*dst = n
+		}
+	}
+	if opts.Parallelism < 0 || opts.MaxParallelism < 0 || opts.CheckpointInterval < 0 {
+		return nil, usageError{errors.New("--parallelism, --max-parallelism and --checkpoint-interval must not be negative")}
+	}
+	if f.FromSavepoint != "" {
+		sp, err := savepoint.Open(vfs.Default, f.FromSavepoint)
+		if err != nil {
+			return nil, err
+		}
+		opts.Restore = runtime.FromSavepoint(sp)
+	}
+	return session.New(job, opts)
+}
+
+type jobsCmd struct{}
+
+func (jobsCmd) Run(e *env) error {
+	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	for _, ex := range fixtures.Examples() {
+		def := ""
+		if ex.Name == fixtures.DefaultJob {
+			def = " (default)"
+		}
+		fmt.Fprintf(w, "%s%s\t%s\tinput: %s\n", ex.Name, def, ex.Description, ex.Fixture)
+	}
+	return w.Flush()
+}
+
+type runCmd struct {
+	jobFlags
+	Steps     int64  `help:"Read at most N source records, then stop."`
+	Savepoint string `help:"Write a savepoint to this directory when the run stops."`
+	Query     string `help:"Run this query on the live state when the run stops and print its rows instead of the sink output."`
+	Format    string `help:"Query output: table, json or csv." enum:"table,json,csv" default:"table"`
+	FailAt    int64  `help:"Inject one failure while source record N is read, to exercise recovery."`
+}
+
+func (r *runCmd) Run(e *env) error {
+	var out io.Writer = e.stdout
+	var q *query.Query
+	if r.Query != "" {
+		var err error
+		if q, err = query.Parse(r.Query); err != nil {
+			return usageError{err}
+		}
+		if err := query.Check(q); err != nil {
+			return usageError{err}
+		}
+		out = nil
+	}
+	s, err := r.open(e, out, false)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	s.SetFailAt(r.FailAt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	res, err := s.Run(ctx, session.RunOptions{Steps: r.Steps, MaxRestarts: 3})
+	if err != nil {
+		return err
+	}
+	e.log.Info("run stopped", "records", res.Position, "finished", res.Finished, "restarts", res.Restarts)
+	if r.Savepoint != "" {
+		if err := s.Savepoint(vfs.Default, r.Savepoint); err != nil {
+			return err
+		}
+		e.log.Info("savepoint written", "dir", r.Savepoint)
+	}
+	if q != nil {
+		rows, err := query.Run(ctx, s.Catalog(), q)
+		if err != nil {
+			return err
+		}
+		return query.Format(e.stdout, rows, r.Format)
+	}
+	return nil
+}
+
+type debugCmd struct {
+	jobFlags
+}
+
+func (d *debugCmd) Run(e *env) error {
+	s, err := d.open(e, nil, true)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	fmt.Fprint(e.stdout, s.Plan().String())
+	fmt.Fprintln(e.stdout, "the terminal UI is not built yet; try 'streamdbg run'")
+	return nil
+}
+
+// openCatalog opens a savepoint directory, ours or Flink's.
+func openCatalog(dir string) (state.Catalog, error) {
+	if flink.IsFlink(dir) {
+		return flink.Open(dir)
+	}
+	return savepoint.Open(vfs.Default, dir)
+}
+
+type queryCmd struct {
+	Target string `arg:"" help:"Savepoint directory (ours or Apache Flink's)."`
+	Query  string `arg:"" help:"The query, e.g. \"SELECT key, value FROM keyed_state WHERE key = 'key_662'\"."`
+	Format string `help:"Output: table, json or csv." enum:"table,json,csv" default:"table"`
+}
+
+func (q *queryCmd) Run(e *env) error {
+	parsed, err := query.Parse(q.Query)
+	if err != nil {
+		return usageError{err}
+	}
+	cat, err := openCatalog(q.Target)
+	if err != nil {
+		return err
+	}
+	if closer, ok := cat.(io.Closer); ok {
+		defer closer.Close()
+	}
+	rows, err := query.Run(context.Background(), cat, parsed)
+	if err != nil {
+		return err
+	}
+	return query.Format(e.stdout, rows, q.Format)
+}
+
+type openCmd struct {
+	Dir string `arg:"" help:"Savepoint directory (ours or Apache Flink's)."`
+}
+
+func (o *openCmd) Run(e *env) error {
+	return errors.New("the savepoint browser is not built yet; use 'streamdbg query' or 'streamdbg savepoint inspect'")
+}
+
+type savepointCmd struct {
+	Inspect inspectCmd `cmd:"" help:"Print a savepoint's metadata and StateMeta table."`
+	Check   checkCmd   `cmd:"" help:"Would this savepoint restore into JOB? Lists missing, new and changed states."`
+}
+
+type inspectCmd struct {
+	Dir string `arg:"" help:"Savepoint directory (ours or Apache Flink's)."`
+}
+
+func (i *inspectCmd) Run(e *env) error {
+	cat, err := openCatalog(i.Dir)
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "OPERATOR\tID\tUID\tPARALLELISM\tMAX PARALLELISM\tNOTES")
+	for _, o := range cat.Operators() {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\n", o.Name, o.ID, o.UID, o.Parallelism, o.MaxParallelism, strings.Join(o.Unsupported, "; "))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "OPERATOR\tSTATE\tSCOPE\tKIND\tKEY\tNAMESPACE\tUSER KEY\tVALUE\tENTRIES\tBYTES")
+	for _, m := range cat.States() {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\n", m.OperatorName, m.StateName, m.Scope, m.Kind,
+			dash(m.KeyType), dash(m.NamespaceType), dash(m.UserKeyType), dash(m.ValueType), m.Entries, m.Bytes)
+	}
+	return w.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+type checkCmd struct {
+	Dir string `arg:"" help:"Savepoint directory."`
+	Job string `arg:"" optional:"" default:"wordcount" help:"Example job."`
+}
+
+func (c *checkCmd) Run(e *env) error {
+	return errors.New("savepoint check is not built yet")
+}

@@ -1,0 +1,84 @@
+// Command streamdbg is a debugger for stream-processing jobs in the
+// terminal. This file only parses the command line and wires packages
+// together; see README.md for what each command does.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/alecthomas/kong"
+)
+
+// Exit statuses (DESIGN 9).
+const (
+	exitOK      = 0
+	exitFailure = 1 // job failure or bad input
+	exitUsage   = 2
+)
+
+// usageError marks errors that are the command line's fault.
+type usageError struct{ error }
+
+func (u usageError) Unwrap() error { return u.error }
+
+type cli struct {
+	Debug     debugCmd     `cmd:"" default:"withargs" help:"Debug a job in the terminal UI (the default command; JOB defaults to wordcount)."`
+	Jobs      jobsCmd      `cmd:"" help:"List the example jobs."`
+	Run       runCmd       `cmd:"" help:"Run a job headless: sink records as JSON lines on stdout."`
+	Query     queryCmd     `cmd:"" help:"Query a savepoint directory (ours or Apache Flink's)."`
+	Open      openCmd      `cmd:"" help:"Browse a savepoint in the terminal UI."`
+	Savepoint savepointCmd `cmd:"" help:"Inspect savepoints."`
+	Verbose   bool         `short:"v" help:"Log more (to stderr)."`
+}
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	var c cli
+	parser, err := kong.New(&c,
+		kong.Name("streamdbg"),
+		kong.Description("A debugger for stream-processing jobs: step a job record by record, watch its state, open savepoints (ours and Apache Flink's), query state with SQL."),
+		kong.UsageOnError(),
+		kong.Exit(func(code int) { panic(exitCode(code)) }),
+	)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "streamdbg:", err)
+		return exitFailure
+	}
+	code := exitOK
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				if c, ok := r.(exitCode); ok {
+					code = int(c)
+					return
+				}
+				panic(r)
+			}
+		}()
+		ctx, err := parser.Parse(args)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "streamdbg:", err)
+			code = exitUsage
+			return
+		}
+		env := newEnv(c.Verbose)
+		if err := ctx.Run(env); err != nil {
+			fmt.Fprintln(os.Stderr, "streamdbg:", err)
+			var u usageError
+			if errors.As(err, &u) {
+				code = exitUsage
+				return
+			}
+			code = exitFailure
+		}
+	}()
+	return code
+}
+
+// exitCode carries kong's exit (after --help) out of the parser.
+type exitCode int

@@ -1,0 +1,108 @@
+package runtime
+
+import (
+	"fmt"
+	"iter"
+	"time"
+
+	"streamdbg/savepoint"
+	"streamdbg/state"
+)
+
+// SavepointSnapshot describes the executor's state for savepoint.Write. It
+// must be called when the executor is idle; the keyed entries are read from
+// the backends while the savepoint is written, so the executor must not step
+// until Write returns. The creation time is the job's processing-time clock,
+// so two savepoints of the same job at the same point are byte-identical.
+func (e *Executor) SavepointSnapshot(checkpointID int64) (*savepoint.Snapshot, error) {
+	if !e.idle() {
+		return nil, fmt.Errorf("runtime: savepoint while elements are in flight")
+	}
+	if e.failure != nil {
+		return nil, e.failure
+	}
+	snap := &savepoint.Snapshot{JobName: e.plan.Job, JobFingerprint: e.plan.Fingerprint(), CheckpointID: checkpointID,
+		Created: time.UnixMilli(e.procTime).UTC(), Position: e.position, ProcessingTime: e.procTime}
+	for _, info := range e.plan.Operators {
+		op := savepoint.OperatorSnapshot{ID: info.ID, UID: info.UID, Name: info.Name, Parallelism: info.Parallelism, MaxParallelism: e.plan.MaxParallelism}
+		metas := map[string]state.StateMeta{}
+		for _, inst := range e.instances(info) {
+			st := inst.ctx.st
+			if so, ok := inst.op.(StatefulOperator); ok {
+				if err := e.guard(st, inst, nil, func() error { return so.SnapshotState(inst.ctx) }); err != nil {
+					return nil, err
+				}
+			}
+			sub := savepoint.SubtaskSnapshot{Index: st.index, KeyGroups: st.groups, Operator: inst.opStore.Entries()}
+			for _, m := range inst.opStore.States() {
+				addMeta(metas, m)
+			}
+			if inst.keyed != nil {
+				kb := inst.keyed
+				for _, m := range kb.States() {
+					addMeta(metas, m)
+				}
+				sub.Keyed = func(kg int) iter.Seq2[state.Entry, error] { return kb.Entries(kg, "") }
+			}
+			if info.IsSource {
+				snap.Sources = append(snap.Sources, sourcePositions(info, sub.Operator, inst.opStore)...)
+			}
+			op.Subtasks = append(op.Subtasks, sub)
+		}
+		for _, m := range metas {
+			op.States = append(op.States, m)
+		}
+		snap.Operators = append(snap.Operators, op)
+	}
+	return snap, nil
+}
+
+// sourcePositions reads {"partition", "offset"} elements of a source's
+// "offsets" state, for the people reading _metadata.
+func sourcePositions(info *OperatorInfo, entries []state.OperatorEntry, store *state.OperatorStore) []savepoint.SourcePosition {
+	var out []savepoint.SourcePosition
+	for _, en := range entries {
+		if en.State != "offsets" {
+			continue
+		}
+		v, err := state.DisplayJSON(en.Value)
+		if err != nil {
+			continue
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			continue
+		}
+		p, _ := m["partition"].(int64)
+		o, _ := m["offset"].(int64)
+		out = append(out, savepoint.SourcePosition{Source: info.Name, Partition: int(p), Offset: o})
+	}
+	return out
+}
+
+// FromSavepoint makes a savepoint a Restore.
+func FromSavepoint(sp *savepoint.Savepoint) Restore { return savepointRestore{sp} }
+
+type savepointRestore struct{ sp *savepoint.Savepoint }
+
+func (r savepointRestore) Info() RestoreInfo {
+	m := r.sp.Meta()
+	return RestoreInfo{Job: m.JobName, Fingerprint: m.JobFingerprint, CheckpointID: m.CheckpointID, Position: m.Position, ProcessingTime: m.ProcessingTime}
+}
+
+func (r savepointRestore) Operators() []RestoredOperator {
+	var out []RestoredOperator
+	for _, o := range r.sp.Meta().Operators {
+		out = append(out, RestoredOperator{ID: o.ID, UID: o.UID, Name: o.Name, Parallelism: o.Parallelism,
+			MaxParallelism: o.MaxParallelism, States: r.sp.StateMetasFor(o.ID)})
+	}
+	return out
+}
+
+func (r savepointRestore) KeyedEntries(id string, groups state.KeyGroupRange) iter.Seq2[state.Entry, error] {
+	return r.sp.KeyedEntriesFor(id, groups)
+}
+
+func (r savepointRestore) OperatorEntries(id string, parallelism, index int) ([]state.OperatorEntry, error) {
+	return r.sp.OperatorEntriesFor(id, parallelism, index)
+}

@@ -1,0 +1,108 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"streamdbg/runtime"
+	"streamdbg/savepoint"
+)
+
+// RunOptions configure a headless run.
+type RunOptions struct {
+	// Steps is the number of source events to read (0: to the end).
+	Steps int64
+	// MaxRestarts bounds the restarts after failures (Flink's fixed-delay
+	// restart strategy, without the delay).
+	MaxRestarts int
+}
+
+// RunResult says how a headless run ended.
+type RunResult struct {
+	Position int64
+	Finished bool
+	Restarts int
+}
+
+// Run runs the job headless: no trace, checkpoints every
+// CheckpointInterval events, and on a failure a restart from the latest
+// checkpoint (at most MaxRestarts times), replaying the source from its
+// checkpointed offsets. State is exactly once; sink output is at least once
+// (records between the checkpoint and the failure are emitted again).
+func (s *Session) Run(ctx context.Context, o RunOptions) (RunResult, error) {
+	var res RunResult
+	start := s.exec.Position()
+	failAt := s.opts.FailAt
+	for {
+		if err := ctx.Err(); err != nil {
+			res.Position = s.exec.Position()
+			return res, err
+		}
+		if o.Steps > 0 && s.exec.Position()-start >= o.Steps && s.exec.Idle() {
+			break
+		}
+		if s.exec.Finished() {
+			res.Finished = true
+			break
+		}
+		err := s.exec.Next()
+		if errors.Is(err, runtime.ErrFinished) {
+			res.Finished = true
+			break
+		}
+		var f *runtime.Failure
+		if errors.As(err, &f) {
+			if res.Restarts >= o.MaxRestarts {
+				res.Position = s.exec.Position()
+				return res, f
+			}
+			res.Restarts++
+			cp := s.LatestCheckpoint()
+			s.log.Warn("task failed; restarting from the latest checkpoint", "error", f.Error(),
+				"checkpoint", cp.Info().CheckpointID, "record", cp.Info().Position, "restart", res.Restarts, "of", o.MaxRestarts)
+			if failAt > 0 {
+				// The injected failure happens once.
+				s.opts.FailAt, failAt = 0, 0
+			}
+			if err := s.exec.Flush(); err != nil {
+				return res, err
+			}
+			if err := s.restart(cp, cp.Info().Position); err != nil {
+				return res, fmt.Errorf("restart from checkpoint %d: %w", cp.Info().CheckpointID, err)
+			}
+			continue
+		}
+		if err != nil {
+			return res, err
+		}
+		if err := s.afterNext(); err != nil {
+			return res, err
+		}
+	}
+	res.Position = s.exec.Position()
+	return res, s.exec.Flush()
+}
+
+// Savepoint writes a savepoint of the current state to dir (which must not
+// exist). The session must be between source events: after StepInto, the
+// event in flight is finished first.
+func (s *Session) Savepoint(fs vfs.FS, dir string) error {
+	if err := s.usable(); err != nil {
+		return err
+	}
+	if !s.exec.Idle() {
+		if err := s.exec.Next(); err != nil && !errors.Is(err, runtime.ErrFinished) {
+			return err
+		}
+		s.exec.TakeTrace()
+	}
+	s.nextCPID++
+	snap, err := s.exec.SavepointSnapshot(s.nextCPID)
+	if err != nil {
+		return err
+	}
+	return savepoint.Write(fs, dir, snap)
+}

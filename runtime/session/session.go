@@ -1,0 +1,263 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"streamdbg/query"
+	"streamdbg/runtime"
+	"streamdbg/state"
+)
+
+// Options configure a session.
+type Options struct {
+	runtime.Options
+	// CheckpointInterval is the number of source events between in-memory
+	// checkpoints (default 1000). Checkpoints make Back and failure
+	// recovery cheap.
+	CheckpointInterval int
+	// KeepCheckpoints is how many recent checkpoints are kept besides the
+	// first one (default 4).
+	KeepCheckpoints int
+	// Restore starts the job from a savepoint or checkpoint.
+	Restore runtime.Restore
+	// OutputLimit bounds the sink records kept for views (default 1000).
+	OutputLimit int
+}
+
+// Session is one job under the debugger.
+type Session struct {
+	job  *runtime.Job
+	opts Options
+	exec *runtime.Executor
+	log  *slog.Logger
+
+	checkpoints []*runtime.Checkpoint // ascending positions; [0] is the start
+	nextCPID    int64
+	commands    []timeCommand // recorded for replay by Back
+
+	breakpoints []*Breakpoint
+	nextBPID    int
+	watches     []*Watch
+	nextWatchID int
+
+	output  []Output
+	outSeq  int64
+	last    *Stop
+	started time.Time
+}
+
+// Output is one record a sink received.
+type Output struct {
+	Seq      int64
+	Sink     string
+	Subtask  int
+	Value    any
+	Position int64
+}
+
+// timeCommand is a watermark or processing-time command, kept so that Back
+// replays it at the same position.
+type timeCommand struct {
+	position  int64
+	watermark bool
+	value     int64
+}
+
+// New loads a job. The job's operators are opened (as a task starts); an
+// error here is a job that cannot start, such as keyed state on a stream
+// that is not keyed.
+func New(job *runtime.Job, opts Options) (*Session, error) {
+	if opts.CheckpointInterval <= 0 {
+		opts.CheckpointInterval = 1000
+	}
+	if opts.KeepCheckpoints <= 0 {
+		opts.KeepCheckpoints = 4
+	}
+	if opts.OutputLimit <= 0 {
+		opts.OutputLimit = 1000
+	}
+	s := &Session{job: job, opts: opts, log: opts.Log}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	exec, err := runtime.NewExecutor(job, opts.Options, opts.Restore)
+	if err != nil {
+		return nil, err
+	}
+	s.exec = exec
+	if err := s.checkpoint(); err != nil {
+		exec.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// SetFailAt injects one failure while source event n is read (0: none),
+// to exercise recovery.
+func (s *Session) SetFailAt(n int64) {
+	s.opts.FailAt = n
+	if s.exec != nil && n > 0 {
+		s.exec.SetFailAt(n)
+	}
+}
+
+// Close releases the job's state.
+func (s *Session) Close() error {
+	if s.exec == nil {
+		return nil
+	}
+	err := errors.Join(s.exec.Flush(), s.exec.Close())
+	s.exec = nil
+	return err
+}
+
+// Job is the job being debugged.
+func (s *Session) Job() *runtime.Job { return s.job }
+
+// Plan is the executed plan.
+func (s *Session) Plan() *runtime.Plan { return s.exec.Plan() }
+
+// Executor gives views direct read access to the running job. Callers must
+// not step it.
+func (s *Session) Executor() *runtime.Executor { return s.exec }
+
+// Position is the number of source events read.
+func (s *Session) Position() int64 { return s.exec.Position() }
+
+// Finished reports whether the input ended and everything is processed.
+func (s *Session) Finished() bool { return s.exec.Finished() }
+
+// Failure is the failure that stopped the job, if any.
+func (s *Session) Failure() *runtime.Failure { return s.exec.Failure() }
+
+// Last is the last stop.
+func (s *Session) Last() *Stop { return s.last }
+
+// Outputs returns the sink records kept for views, oldest first.
+func (s *Session) Outputs() []Output { return s.output }
+
+// Catalog is the live state as a catalog.
+func (s *Session) Catalog() state.Catalog { return s.exec.Catalog() }
+
+// Query runs a query on the live state.
+func (s *Session) Query(ctx context.Context, text string) (*query.Rows, error) {
+	return query.RunText(ctx, s.exec.Catalog(), text)
+}
+
+func (s *Session) checkpoint() error {
+	s.nextCPID++
+	cp, err := s.exec.Checkpoint(s.nextCPID)
+	if err != nil {
+		return err
+	}
+	s.checkpoints = append(s.checkpoints, cp)
+	// Keep the first checkpoint (Back always has somewhere to go) and the
+	// most recent ones.
+	if n := len(s.checkpoints); n > s.opts.KeepCheckpoints+1 {
+		s.checkpoints = append(s.checkpoints[:1], s.checkpoints[n-s.opts.KeepCheckpoints:]...)
+	}
+	return nil
+}
+
+// afterNext is called whenever the executor became idle after a source
+// event: it takes the periodic checkpoint.
+func (s *Session) afterNext() error {
+	if s.exec.Failure() != nil || !s.exec.Idle() {
+		return nil
+	}
+	pos := s.exec.Position()
+	if pos%int64(s.opts.CheckpointInterval) == 0 && s.checkpoints[len(s.checkpoints)-1].Info().Position < pos {
+		return s.checkpoint()
+	}
+	return nil
+}
+
+// LatestCheckpoint is the most recent in-memory checkpoint.
+func (s *Session) LatestCheckpoint() *runtime.Checkpoint { return s.checkpoints[len(s.checkpoints)-1] }
+
+// restart replaces the executor with one restored from cp and replays the
+// source and recorded commands up to position target (idle).
+func (s *Session) restart(cp *runtime.Checkpoint, target int64) error {
+	opts := s.opts.Options
+	exec, err := runtime.NewExecutor(s.job, opts, cp)
+	if err != nil {
+		return err
+	}
+	old := s.exec
+	s.exec = exec
+	old.Close()
+	pos := cp.Info().Position
+	for {
+		if err := s.replayCommands(pos); err != nil {
+			return err
+		}
+		if pos >= target {
+			break
+		}
+		if err := exec.Next(); err != nil {
+			if errors.Is(err, runtime.ErrFinished) {
+				break
+			}
+			return err
+		}
+		pos = exec.Position()
+	}
+	exec.TakeTrace()
+	return nil
+}
+
+func (s *Session) replayCommands(pos int64) error {
+	for _, c := range s.commands {
+		if c.position != pos {
+			continue
+		}
+		var err error
+		if c.watermark {
+			err = s.exec.AdvanceWatermark(c.value)
+		} else {
+			err = s.exec.AdvanceProcessingTime(c.value)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropCommandsAfter forgets the commands of a future that Back undid.
+func (s *Session) dropCommandsAfter(pos int64) {
+	kept := s.commands[:0]
+	for _, c := range s.commands {
+		if c.position <= pos {
+			kept = append(kept, c)
+		}
+	}
+	s.commands = kept
+}
+
+func (s *Session) nearestCheckpoint(pos int64) *runtime.Checkpoint {
+	best := s.checkpoints[0]
+	for _, cp := range s.checkpoints {
+		if cp.Info().Position <= pos {
+			best = cp
+		}
+	}
+	return best
+}
+
+// Restart restores the latest checkpoint after a failure, as Flink's
+// restart strategy does; the job goes on from there.
+func (s *Session) Restart() (*Stop, error) {
+	cp := s.LatestCheckpoint()
+	s.dropCommandsAfter(cp.Info().Position)
+	if err := s.restart(cp, cp.Info().Position); err != nil {
+		return nil, err
+	}
+	return s.stop(Stop{Reason: ReasonRestarted, Message: fmt.Sprintf("restarted from checkpoint %d at record %d", cp.Info().CheckpointID, cp.Info().Position)}), nil
+}
+
+func fmtTime(ms int64) string { return state.FormatMillis(ms) }

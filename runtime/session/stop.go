@@ -1,0 +1,298 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"streamdbg/runtime"
+)
+
+// Reason says why a session stopped.
+type Reason string
+
+const (
+	ReasonStep        Reason = "step"
+	ReasonNext        Reason = "next"
+	ReasonBreakpoint  Reason = "breakpoint"
+	ReasonEnd         Reason = "end of input"
+	ReasonFailure     Reason = "failure"
+	ReasonInterrupted Reason = "interrupted"
+	ReasonBack        Reason = "back"
+	ReasonRestarted   Reason = "restarted"
+	ReasonTime        Reason = "time"
+	ReasonRestored    Reason = "restored"
+	ReasonBreakError  Reason = "breakpoint error"
+)
+
+// Stop is what a command did: why it stopped, where, and what changed.
+type Stop struct {
+	Reason     Reason
+	Message    string
+	Breakpoint *Breakpoint
+	Position   int64
+	// Steps are the steps taken (for StepInto, exactly one).
+	Steps int
+	// Last is the last step taken.
+	Last runtime.StepInfo
+	// Events are the trace of the steps: emissions, outputs, state writes,
+	// timers, watermarks. Long runs keep only the last MaxEvents.
+	Events    []runtime.TraceEvent
+	Truncated int
+	Failure   *runtime.Failure
+	Watches   []WatchResult
+}
+
+// MaxEvents bounds the events a stop keeps.
+const MaxEvents = 2000
+
+func (s *Session) stop(st Stop) *Stop {
+	st.Position = s.exec.Position()
+	if f := s.exec.Failure(); f != nil && st.Failure == nil {
+		st.Failure = f
+		st.Reason = ReasonFailure
+		if st.Message == "" {
+			st.Message = f.Error()
+		}
+	}
+	st.Watches = s.evalWatches()
+	s.last = &st
+	return &st
+}
+
+// collector gathers the trace of the steps of one command.
+type collector struct {
+	s      *Session
+	events []runtime.TraceEvent
+	trunc  int
+	steps  int
+	last   runtime.StepInfo
+}
+
+func (c *collector) take() {
+	ev := c.s.exec.TakeTrace()
+	for _, e := range ev {
+		if e.Kind == runtime.TraceOutput {
+			c.s.addOutput(e)
+		}
+	}
+	c.events = append(c.events, ev...)
+	if over := len(c.events) - MaxEvents; over > 0 {
+		c.trunc += over
+		c.events = append(c.events[:0:0], c.events[over:]...)
+	}
+}
+
+func (s *Session) addOutput(e runtime.TraceEvent) {
+	s.outSeq++
+	s.output = append(s.output, Output{Seq: s.outSeq, Sink: e.Operator, Subtask: e.Subtask, Value: e.Value, Position: s.exec.Position()})
+	if over := len(s.output) - s.opts.OutputLimit; over > 0 {
+		s.output = append(s.output[:0:0], s.output[over:]...)
+	}
+}
+
+func (c *collector) stop(reason Reason, msg string) *Stop {
+	c.take()
+	return c.s.stop(Stop{Reason: reason, Message: msg, Steps: c.steps, Last: c.last, Events: c.events, Truncated: c.trunc})
+}
+
+func (c *collector) failed(err error) (*Stop, error) {
+	var f *runtime.Failure
+	if errors.As(err, &f) {
+		c.take()
+		return c.s.stop(Stop{Reason: ReasonFailure, Message: f.Error(), Failure: f, Steps: c.steps, Last: c.last, Events: c.events, Truncated: c.trunc}), nil
+	}
+	if errors.Is(err, runtime.ErrFinished) {
+		return c.stop(ReasonEnd, "end of input"), nil
+	}
+	return nil, err
+}
+
+// StepInto handles one element by one operator.
+func (s *Session) StepInto() (*Stop, error) {
+	if err := s.usable(); err != nil {
+		return nil, err
+	}
+	c := &collector{s: s}
+	info, err := s.exec.StepInto()
+	if err != nil {
+		return c.failed(err)
+	}
+	c.steps, c.last = 1, info
+	if err := s.afterNext(); err != nil {
+		return nil, err
+	}
+	if bp, err := s.checkBreakpoints(info); err != nil {
+		return c.stop(ReasonBreakError, err.Error()), nil
+	} else if bp != nil {
+		return c.breakAt(bp), nil
+	}
+	if s.exec.Finished() {
+		return c.stop(ReasonEnd, "end of input"), nil
+	}
+	return c.stop(ReasonStep, describeStep(info)), nil
+}
+
+func (c *collector) breakAt(bp *Breakpoint) *Stop {
+	st := c.stop(ReasonBreakpoint, fmt.Sprintf("breakpoint #%d (%s)", bp.ID, bp.Describe()))
+	st.Breakpoint = bp
+	return st
+}
+
+func describeStep(i runtime.StepInfo) string {
+	switch i.Kind {
+	case "source":
+		return fmt.Sprintf("%s read %s", i.Operator, i.Where)
+	case "":
+		return "nothing to do"
+	}
+	return fmt.Sprintf("%s[%d] handled a %s", i.Operator, i.Subtask, i.Kind)
+}
+
+// Next reads one source event and runs everything it causes.
+func (s *Session) Next() (*Stop, error) { return s.NextN(context.Background(), 1) }
+
+// NextN runs n source events (or fewer: a breakpoint, the end, a failure or
+// ctx's cancellation stops it).
+func (s *Session) NextN(ctx context.Context, n int) (*Stop, error) {
+	return s.run(ctx, n, ReasonNext)
+}
+
+// Continue runs until a breakpoint, the end of input, a failure or ctx's
+// cancellation.
+func (s *Session) Continue(ctx context.Context) (*Stop, error) {
+	return s.run(ctx, -1, ReasonEnd)
+}
+
+// Progress reports how far a long run got; it may be called from another
+// goroutine while Continue or NextN run.
+func (s *Session) usable() error {
+	if s.exec == nil {
+		return errors.New("session: closed")
+	}
+	if f := s.exec.Failure(); f != nil {
+		return fmt.Errorf("session: the job failed (%v); restart from the last checkpoint or go back", f)
+	}
+	return nil
+}
+
+func (s *Session) run(ctx context.Context, n int, done Reason) (*Stop, error) {
+	if err := s.usable(); err != nil {
+		return nil, err
+	}
+	c := &collector{s: s}
+	checkEach := len(s.activeBreakpoints()) > 0
+	events := 0
+	for n < 0 || events < n {
+		if ctx.Err() != nil {
+			return c.stop(ReasonInterrupted, "interrupted"), nil
+		}
+		startIdle := s.exec.Idle()
+		if s.exec.Finished() {
+			return c.stop(ReasonEnd, "end of input"), nil
+		}
+		if !checkEach {
+			if err := s.exec.Next(); err != nil {
+				return c.failed(err)
+			}
+			c.steps++
+		} else {
+			for {
+				info, err := s.exec.StepInto()
+				if err != nil {
+					return c.failed(err)
+				}
+				c.steps++
+				c.last = info
+				bp, err := s.checkBreakpoints(info)
+				if err != nil {
+					return c.stop(ReasonBreakError, err.Error()), nil
+				}
+				if bp != nil {
+					if s.exec.Idle() {
+						_ = s.afterNext()
+					}
+					return c.breakAt(bp), nil
+				}
+				if s.exec.Idle() {
+					break
+				}
+			}
+		}
+		if startIdle || true {
+			events++
+		}
+		if err := s.afterNext(); err != nil {
+			return nil, err
+		}
+		// Keep the trace of long runs bounded while they go.
+		if c.steps%256 == 0 {
+			c.take()
+		}
+	}
+	if s.exec.Finished() {
+		return c.stop(ReasonEnd, "end of input"), nil
+	}
+	return c.stop(done, fmt.Sprintf("%d records", events)), nil
+}
+
+// Back returns to the state before the last source event: it restores the
+// nearest checkpoint and replays deterministically.
+func (s *Session) Back() (*Stop, error) {
+	if s.exec == nil {
+		return nil, errors.New("session: closed")
+	}
+	pos := s.exec.Position()
+	target := pos - 1
+	if !s.exec.Idle() || s.exec.Failure() != nil {
+		// In the middle of an event (after StepInto) or after a failure:
+		// back to where that event started.
+		target = pos - 1
+	}
+	if target < s.checkpoints[0].Info().Position {
+		return nil, fmt.Errorf("session: cannot go back before record %d, where the session started", s.checkpoints[0].Info().Position)
+	}
+	s.dropCommandsAfter(target)
+	// Forget checkpoints of the undone future.
+	kept := s.checkpoints[:1]
+	for _, cp := range s.checkpoints[1:] {
+		if cp.Info().Position <= target {
+			kept = append(kept, cp)
+		}
+	}
+	s.checkpoints = kept
+	if err := s.restart(s.nearestCheckpoint(target), target); err != nil {
+		var f *runtime.Failure
+		if errors.As(err, &f) {
+			return s.stop(Stop{Reason: ReasonFailure, Failure: f, Message: f.Error()}), nil
+		}
+		return nil, err
+	}
+	return s.stop(Stop{Reason: ReasonBack, Message: fmt.Sprintf("back to record %d", s.exec.Position())}), nil
+}
+
+// AdvanceWatermark sends the watermark wm (epoch ms) from every source.
+func (s *Session) AdvanceWatermark(wm int64) (*Stop, error) {
+	if err := s.usable(); err != nil {
+		return nil, err
+	}
+	c := &collector{s: s}
+	if err := s.exec.AdvanceWatermark(wm); err != nil {
+		return c.failed(err)
+	}
+	s.commands = append(s.commands, timeCommand{position: s.exec.Position(), watermark: true, value: wm})
+	return c.stop(ReasonTime, "watermark "+fmtTime(wm)), nil
+}
+
+// AdvanceProcessingTime moves the virtual processing clock by ms.
+func (s *Session) AdvanceProcessingTime(ms int64) (*Stop, error) {
+	if err := s.usable(); err != nil {
+		return nil, err
+	}
+	c := &collector{s: s}
+	if err := s.exec.AdvanceProcessingTime(ms); err != nil {
+		return c.failed(err)
+	}
+	s.commands = append(s.commands, timeCommand{position: s.exec.Position(), value: ms})
+	return c.stop(ReasonTime, "processing time "+fmtTime(s.exec.ProcessingTime())), nil
+}
