@@ -21,6 +21,9 @@ const maxSection = 1 << 30
 // inside dir; only when that fails is the original path tried, and only if
 // it lies inside dir too.
 func (h *streamHandle) resolve(dir string) {
+	if h == nil {
+		return // a null handle: open reports it
+	}
 	switch h.kind {
 	case handleRelativeFile:
 		rel := filepath.FromSlash(h.name)
