@@ -229,10 +229,10 @@ func cmpInt(a, b int64) int {
 type Global struct{}
 
 func (Global) AssignWindows(int64, int64) []Window { return []Window{GlobalWindow} }
-func (Global) DefaultTrigger() Trigger            { return Never{} }
-func (Global) EventTime() bool                    { return false }
-func (Global) Validate() error                    { return nil }
-func (Global) String() string                     { return "GlobalWindows" }
+func (Global) DefaultTrigger() Trigger             { return Never{} }
+func (Global) EventTime() bool                     { return false }
+func (Global) Validate() error                     { return nil }
+func (Global) String() string                      { return "GlobalWindows" }
 
 func domainName(processing bool) string {
 	if processing {

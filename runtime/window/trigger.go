@@ -216,10 +216,10 @@ func (p PurgingTrigger) OnProcessingTime(ctx TriggerContext, time int64, w Windo
 	return purge(p.Trigger.OnProcessingTime(ctx, time, w))
 }
 
-func (p PurgingTrigger) CanMerge() bool                         { return p.Trigger.CanMerge() }
+func (p PurgingTrigger) CanMerge() bool                           { return p.Trigger.CanMerge() }
 func (p PurgingTrigger) OnMerge(ctx MergeContext, w Window) error { return p.Trigger.OnMerge(ctx, w) }
 func (p PurgingTrigger) Clear(ctx TriggerContext, w Window) error { return p.Trigger.Clear(ctx, w) }
-func (p PurgingTrigger) String() string                         { return "PurgingTrigger(" + p.Trigger.String() + ")" }
+func (p PurgingTrigger) String() string                           { return "PurgingTrigger(" + p.Trigger.String() + ")" }
 
 // Never is the trigger that never fires (the global window's default).
 type Never struct{}
