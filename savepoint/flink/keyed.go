@@ -203,6 +203,16 @@ type kgReader struct {
 	header *keyedHeader
 	want   func(*stateMeta) bool
 	yield  func(entry, error) bool
+	// Reused for every pair: decoding a key group allocates per value, not
+	// per decoder or result.
+	kd, vd decoder
+	out    []entry
+}
+
+// one returns e as the single result of a pair, in the reused slice.
+func (r *kgReader) one(e entry) []entry {
+	r.out = append(r.out[:0], e)
+	return r.out
 }
 
 // read returns false when the consumer stopped or an error was yielded.
@@ -277,10 +287,8 @@ func (r *kgReader) readCanonical(b []byte) error {
 			d.fail("key group %d: empty key", r.kg)
 			break
 		}
+		// The flag bit sits in the key-group prefix; decodePair clears it.
 		more := key[0]&0x80 != 0
-		if more {
-			key = append([]byte{key[0] &^ 0x80}, key[1:]...)
-		}
 		if r.want(m) {
 			e, err := r.decodePair(d.pos(), m, key, value)
 			if err != nil {
@@ -306,10 +314,15 @@ func (r *kgReader) readCanonical(b []byte) error {
 // decodePair decodes one canonical (key, value) pair. List values give one
 // entry per element.
 func (r *kgReader) decodePair(at int64, m *stateMeta, key, value []byte) ([]entry, error) {
-	kd := newDecoder(r.file, at, key)
+	r.kd = decoder{b: key, base: at, file: r.file}
+	kd := &r.kd
 	gotKG := 0
-	for range r.prefix {
-		gotKG = gotKG<<8 | int(kd.u8())
+	for i := range r.prefix {
+		c := kd.u8()
+		if i == 0 {
+			c &^= 0x80 // the "meta data follows" flag of canonical keys
+		}
+		gotKG = gotKG<<8 | int(c)
 	}
 	if kd.err == nil && gotKG != r.kg {
 		kd.fail("entry of key group %d inside key group %d", gotKG, r.kg)
@@ -328,7 +341,7 @@ func (r *kgReader) decodePair(at int64, m *stateMeta, key, value []byte) ([]entr
 		if kd.err != nil {
 			return nil, kd.err
 		}
-		return []entry{e}, nil
+		return r.one(e), nil
 	}
 	// Key and namespace are followed by their lengths only when both have a
 	// variable length (CompositeKeySerializationUtils).
@@ -357,13 +370,14 @@ func (r *kgReader) decodePair(at int64, m *stateMeta, key, value []byte) ([]entr
 			return nil, err
 		}
 		e.userKey = uk
-		vd := newDecoder(r.file, at, value)
+		r.vd = decoder{b: value, base: at, file: r.file}
+		vd := &r.vd
 		if vd.boolean() {
 			if vd.remaining() != 0 {
 				vd.fail("null map value with %d bytes", vd.remaining())
 				return nil, vd.err
 			}
-			return []entry{e}, vd.err
+			return r.one(e), vd.err
 		}
 		if vd.err != nil {
 			return nil, vd.err
@@ -372,7 +386,7 @@ func (r *kgReader) decodePair(at int64, m *stateMeta, key, value []byte) ([]entr
 		if err != nil {
 			return nil, err
 		}
-		return []entry{e}, nil
+		return r.one(e), nil
 	case state.KindList:
 		if kd.remaining() != 0 {
 			kd.fail("%d bytes after the key of list state %q", kd.remaining(), m.name)
@@ -393,7 +407,7 @@ func (r *kgReader) decodePair(at int64, m *stateMeta, key, value []byte) ([]entr
 		return nil, err
 	}
 	e.value = v
-	return []entry{e}, nil
+	return r.one(e), nil
 }
 
 // decodeDelimitedList splits ListDelimitedSerializer bytes: elements

@@ -431,7 +431,8 @@ func decodeWhole(s serializer, file string, base int64, b []byte) (any, error) {
 	if _, ok := s.(*opaqueSer); ok {
 		return state.Hex(append([]byte(nil), b...)), nil
 	}
-	d := newDecoder(file, base, b)
+	dv := decoder{b: b, base: base, file: file}
+	d := &dv
 	v := s.decode(d)
 	if d.err != nil {
 		if isUnknownSerializer(d.err) {
