@@ -104,16 +104,7 @@ func Open(opts Options) (*Backend, error) {
 	}
 	cache := pebble.NewCache(opts.CacheSize)
 	defer cache.Unref() // the DB holds its own reference
-	db, err := pebble.Open(dir, &pebble.Options{
-		FS:            fs,
-		Cache:         cache,
-		DisableWAL:    true,
-		ErrorIfExists: true,
-		Logger:        quietLogger{},
-		// INVARIANT: list values are concatenations of length-prefixed
-		// elements, so concatenating operands is appending elements.
-		Merger: pebble.DefaultMerger,
-	})
+	db, err := pebble.Open(dir, pebbleOptions(fs, cache))
 	if err != nil {
 		if tempDir != "" {
 			os.RemoveAll(tempDir)
@@ -129,6 +120,21 @@ func Open(opts Options) (*Backend, error) {
 		byName:  map[string]*stateInfo{},
 		nextID:  1,
 	}, nil
+}
+
+// pebbleOptions are the options of every store (the benchmark's raw store
+// too, so that its baseline differs only by the backend's own work).
+func pebbleOptions(fs vfs.FS, cache *pebble.Cache) *pebble.Options {
+	return &pebble.Options{
+		FS:            fs,
+		Cache:         cache,
+		DisableWAL:    true,
+		ErrorIfExists: true,
+		Logger:        quietLogger{},
+		// INVARIANT: list values are concatenations of length-prefixed
+		// elements, so concatenating operands is appending elements.
+		Merger: pebble.DefaultMerger,
+	}
 }
 
 // quietLogger drops pebble's log lines: they would land on the terminal the

@@ -35,7 +35,7 @@ var all = state.KeyGroupRange{Start: 0, End: 127}
 type registry struct{ b state.KeyedBackend }
 
 func (r registry) KeyedTable(d state.StateDesc) (state.Table, error) { return r.b.Register(d) }
-func (r registry) Operator() *state.OperatorStore                   { return nil }
+func (r registry) Operator() *state.OperatorStore                    { return nil }
 
 func setKey(b state.KeyedBackend, k string) {
 	b.SetCurrentKey([]byte(k), state.KeyGroupFor([]byte(k), 128))
@@ -171,13 +171,13 @@ func TestMapState(t *testing.T) {
 
 type avg struct{}
 
-func (avg) CreateAccumulator() [2]int64              { return [2]int64{} }
-func (avg) Add(in int64, acc [2]int64) [2]int64      { return [2]int64{acc[0] + in, acc[1] + 1} }
-func (avg) Result(acc [2]int64) float64              { return float64(acc[0]) / float64(acc[1]) }
-func (avg) Merge(a, b [2]int64) [2]int64             { return [2]int64{a[0] + b[0], a[1] + b[1]} }
-func sum(a, b int64) int64                           { return a + b }
-func concat(a, b string) string                      { return a + b }
-func reducing() state.ReducingDescriptor[string]     { return state.Reducing("r", state.String, concat) }
+func (avg) CreateAccumulator() [2]int64          { return [2]int64{} }
+func (avg) Add(in int64, acc [2]int64) [2]int64  { return [2]int64{acc[0] + in, acc[1] + 1} }
+func (avg) Result(acc [2]int64) float64          { return float64(acc[0]) / float64(acc[1]) }
+func (avg) Merge(a, b [2]int64) [2]int64         { return [2]int64{a[0] + b[0], a[1] + b[1]} }
+func sum(a, b int64) int64                       { return a + b }
+func concat(a, b string) string                  { return a + b }
+func reducing() state.ReducingDescriptor[string] { return state.Reducing("r", state.String, concat) }
 func aggregating() state.AggregatingDescriptor[int64, [2]int64, float64] {
 	return state.Aggregating("agg", state.JSON[[2]int64](), state.AggregateFunction[int64, [2]int64, float64](avg{}))
 }
