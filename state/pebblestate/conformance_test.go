@@ -1,0 +1,22 @@
+package pebblestate
+
+import (
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"streamdbg/state"
+	"streamdbg/state/statetest"
+)
+
+// TestConformance runs the backend conformance suite, the same transcripts
+// heapstate passes, against pebble on an in-memory file system.
+func TestConformance(t *testing.T) {
+	statetest.Run(t, func(t *testing.T, maxParallelism int, groups state.KeyGroupRange) state.KeyedBackend {
+		b, err := Open(Options{FS: vfs.NewMem(), MaxParallelism: maxParallelism, KeyGroups: groups, CacheSize: 1 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	})
+}
