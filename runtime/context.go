@@ -18,7 +18,7 @@ type OperatorContext struct {
 
 	// element being handled
 	rec     Record
-	where   string
+	where   Where
 	keyed   state.KeyedBackend
 	timer   bool
 	curTime int64

@@ -471,7 +471,7 @@ func (e *Executor) run(st *subtask, inst *opInstance, w work, info *StepInfo) er
 		info.Kind = "source"
 		e.position++
 		done, err := inst.src.pull(ctx)
-		info.Where = ctx.where
+		info.Where = ctx.where.String()
 		if err == nil && e.position == e.opts.FailAt {
 			err = fmt.Errorf("injected failure at record %d (--fail-at)", e.opts.FailAt)
 		}
@@ -485,7 +485,9 @@ func (e *Executor) run(st *subtask, inst *opInstance, w work, info *StepInfo) er
 		ctx.rec = w.rec
 		if inst.keyed != nil {
 			inst.keyed.SetCurrentKey(w.key, w.kg)
-			info.Key = ctx.CurrentKey()
+			if e.trace != nil {
+				info.Key = ctx.CurrentKey()
+			}
 		}
 		return inst.op.ProcessElement(ctx, w.rec)
 	case wWatermark:
@@ -539,7 +541,9 @@ func (e *Executor) fire(st *subtask, inst *opInstance, t state.Timer, d TimeDoma
 	ctx := inst.ctx
 	inst.keyed.SetCurrentKey(t.Key, t.KeyGroup)
 	ctx.rec = Record{Timestamp: t.Timestamp, HasTimestamp: d == EventTime}
-	info.Key = ctx.CurrentKey()
+	if e.trace != nil {
+		info.Key = ctx.CurrentKey()
+	}
 	if e.trace != nil {
 		e.trace.timer(TraceTimerFired, ctx, d, t)
 	}
@@ -724,7 +728,7 @@ func (e *Executor) fail(st *subtask, inst *opInstance, w *work, cause error, sta
 				f.Key = describeValue(inst.ctx.CurrentKey())
 			}
 		case wSourcePull:
-			f.Record = inst.ctx.where
+			f.Record = inst.ctx.where.String()
 		case wWatermark:
 			f.Record = "watermark " + state.FormatMillis(w.wm)
 		}

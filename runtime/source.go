@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"streamdbg/state"
@@ -28,7 +29,20 @@ type SourceEvent[T any] struct {
 	// Advance is how far an EventAdvanceProcessingTime moves the clock.
 	Advance time.Duration
 	// Where names the record's origin for messages ("orders.jsonl:12").
-	Where string
+	Where Where
+}
+
+// Where is a position in an input: a file and a line.
+type Where struct {
+	File string
+	Line int
+}
+
+func (w Where) String() string {
+	if w.File == "" {
+		return ""
+	}
+	return w.File + ":" + strconv.Itoa(w.Line)
 }
 
 // Source reads the input of one source subtask. A source that implements
