@@ -1,0 +1,104 @@
+package main
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// importRules are DESIGN.md section 2's import rules: for each package (by
+// path prefix), the streamdbg packages it may import. Imports flow one way:
+// state <- savepoint <- runtime <- runtime/session <- tui <- main; query
+// depends only on state.
+var importRules = []struct {
+	pkg     string
+	allowed []string
+}{
+	{"state", nil},
+	{"state/heapstate", []string{"state"}},
+	{"state/pebblestate", []string{"state"}},
+	{"state/statetest", []string{"state"}},
+	{"query", []string{"state"}},
+	{"savepoint", []string{"state"}},
+	{"savepoint/flink", []string{"state"}},
+	{"runtime", []string{"state", "state/heapstate", "state/pebblestate", "savepoint"}},
+	{"runtime/window", []string{"state", "runtime"}},
+	{"runtime/session", []string{"state", "savepoint", "runtime", "query"}},
+	{"fixtures", []string{"state", "runtime", "runtime/window"}},
+	{"tui", []string{"state", "savepoint", "savepoint/flink", "runtime", "runtime/session", "query", "tui/styles", "tui/keys"}},
+	{"tui/styles", nil},
+	{"tui/keys", nil},
+}
+
+func TestImportRules(t *testing.T) {
+	rules := map[string][]string{}
+	for _, r := range importRules {
+		rules[r.pkg] = r.allowed
+	}
+	fset := token.NewFileSet()
+	checked := 0
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") && path != "." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		dir := filepath.ToSlash(filepath.Dir(path))
+		if dir == "." {
+			return nil // main wires everything together
+		}
+		allowed, ok := rules[dir]
+		if !ok {
+			t.Errorf("package %s has no import rule in design_test.go: add one", dir)
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		isTest := strings.HasSuffix(path, "_test.go")
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if p == "runtime" && !isTest && strings.HasPrefix(dir, "runtime") && (imp.Name == nil || imp.Name.Name != "goruntime") {
+				t.Errorf("%s imports the standard library's runtime without naming it goruntime", path)
+			}
+			local, ok := strings.CutPrefix(p, "streamdbg/")
+			if !ok || local == dir {
+				continue
+			}
+			checked++
+			// Tests may use fixtures and other test helpers of packages
+			// downstream, but never the TUI from the core.
+			if isTest && local != "tui" {
+				continue
+			}
+			if !contains(allowed, local) {
+				t.Errorf("%s imports streamdbg/%s; package %s may import only %v (DESIGN.md section 2)", path, local, dir, allowed)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked == 0 {
+		t.Fatal("no streamdbg imports found: the walk is broken")
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
