@@ -26,6 +26,8 @@ type Backend struct {
 	// kgIdx is kg - groups.Start, or -1 while no key in range is set.
 	kgIdx  int
 	hasKey bool
+	// keyGen counts SetCurrentKey calls; tables cache lookups per key by it.
+	keyGen uint64
 
 	tables   map[string]*table
 	timers   map[string]*timerQueue
@@ -67,6 +69,7 @@ func (b *Backend) SetCurrentKey(key []byte, keyGroup int) {
 	b.keyEnd = len(b.buf)
 	b.kg = keyGroup
 	b.hasKey = true
+	b.keyGen++
 	b.kgIdx = -1
 	if b.groups.Contains(keyGroup) {
 		b.kgIdx = keyGroup - b.groups.Start

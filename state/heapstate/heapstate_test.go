@@ -340,3 +340,35 @@ func TestConformance(t *testing.T) {
 		return heapstate.New(maxParallelism, groups)
 	})
 }
+
+// Put after Get reuses the cell Get found; a new key, another namespace or
+// a Clear in between must not write to that cell.
+func TestPutAfterGet(t *testing.T) {
+	b := heapstate.New(maxPar, all())
+	tbl := must(b.Register(state.Value("v", state.Int64).Desc()))(t)
+	get := func(k, ns string) any {
+		setKey(b, k)
+		v, _, err := tbl.Get([]byte(ns))
+		ok(t, err)
+		return v
+	}
+	setKey(b, "a")
+	ok(t, tbl.Put(nil, int64(1)))
+	ok(t, tbl.Put([]byte("w"), int64(2)))
+	get("a", "")
+	setKey(b, "b")
+	ok(t, tbl.Put(nil, int64(3)))
+	get("a", "")
+	ok(t, tbl.Put([]byte("w"), int64(4)))
+	get("a", "")
+	ok(t, tbl.Clear(nil))
+	ok(t, tbl.Put(nil, int64(5)))
+	for _, c := range []struct {
+		k, ns string
+		want  any
+	}{{"a", "", int64(5)}, {"a", "w", int64(4)}, {"b", "", int64(3)}} {
+		if got := get(c.k, c.ns); got != c.want {
+			t.Errorf("%s/%s = %v, want %v", c.k, c.ns, got, c.want)
+		}
+	}
+}

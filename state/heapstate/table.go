@@ -1,6 +1,7 @@
 package heapstate
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 
@@ -25,6 +26,13 @@ type table struct {
 	maps  []map[string]map[string]*cell
 	// scratch encodes values and user keys for Entries.
 	scratch []byte
+	// hit is the cell the last Get found, for the Put that usually follows
+	// (read-modify-write: counters, reducing and aggregating Add), so that
+	// it needs no second map lookup. Valid while hitGen is the backend's key
+	// generation and the namespace is hitNS; removals reset it.
+	hit    *cell
+	hitGen uint64
+	hitNS  []byte
 }
 
 var _ state.Table = (*table)(nil)
@@ -66,6 +74,7 @@ func (t *table) Get(ns []byte) (any, bool, error) {
 	if c == nil {
 		return nil, false, nil
 	}
+	t.hit, t.hitGen, t.hitNS = c, t.b.keyGen, append(t.hitNS[:0], ns...)
 	return c.v, true, nil
 }
 
@@ -77,6 +86,10 @@ func (t *table) Put(ns []byte, v any) error {
 	}
 	if i < 0 {
 		return t.b.keyErr(t.name())
+	}
+	if t.hit != nil && t.hitGen == t.b.keyGen && bytes.Equal(t.hitNS, ns) {
+		t.hit.v = v
+		return nil
 	}
 	m := t.vals[i]
 	k := t.b.composite(ns)
@@ -250,6 +263,7 @@ func (t *table) Clear(ns []byte) error {
 		return t.b.keyErr(t.name())
 	}
 	k := t.b.composite(ns)
+	t.hit = nil
 	switch {
 	case t.vals != nil:
 		delete(t.vals[i], string(k))
@@ -272,6 +286,7 @@ func (t *table) MergeNamespaces(target []byte, sources [][]byte) error {
 	if t.vals != nil && t.desc.Merge == nil {
 		return fmt.Errorf("heapstate: merge namespaces of state %q: %s state has no merge function", t.name(), t.desc.Meta.Kind)
 	}
+	t.hit = nil
 	tk := string(t.b.composite(target))
 	var keys []string
 	for _, s := range sources {
@@ -358,6 +373,7 @@ func (t *table) load(e state.Entry) error {
 	if err != nil {
 		return fmt.Errorf("heapstate: restore state %q key group %d key %x: value: %w", t.name(), e.KeyGroup, e.Key, err)
 	}
+	t.hit = nil
 	i := e.KeyGroup - t.b.groups.Start
 	k := composeKey(e.Key, e.Namespace)
 	switch {
