@@ -273,10 +273,33 @@ func dash(s string) string {
 }
 
 type checkCmd struct {
-	Dir string `arg:"" help:"Savepoint directory."`
-	Job string `arg:"" optional:"" default:"wordcount" help:"Example job."`
+	Dir                   string `arg:"" help:"Savepoint directory."`
+	Job                   string `arg:"" optional:"" default:"wordcount" help:"Example job."`
+	MaxParallelism        int    `help:"Max parallelism the job would run with (default: the job's, 128)."`
+	AllowNonRestoredState bool   `help:"Check as a restore with --allow-non-restored-state would: state of missing operators is dropped."`
 }
 
 func (c *checkCmd) Run(e *env) error {
-	return errors.New("savepoint check is not built yet")
+	job, err := fixtures.Build(c.Job, fixtures.Config{Log: e.log})
+	if err != nil {
+		return usageError{err}
+	}
+	if flink.IsFlink(c.Dir) {
+		return fmt.Errorf("%s is an Apache Flink savepoint: it can be queried and inspected, not restored", c.Dir)
+	}
+	sp, err := savepoint.Open(vfs.Default, c.Dir)
+	if err != nil {
+		return err
+	}
+	rep, err := runtime.CheckJob(job, runtime.Options{MaxParallelism: c.MaxParallelism}, runtime.FromSavepoint(sp))
+	if err != nil {
+		return err
+	}
+	if err := printCheck(e.stdout, rep, c.AllowNonRestoredState); err != nil {
+		return err
+	}
+	if !rep.Restorable(c.AllowNonRestoredState) {
+		return fmt.Errorf("savepoint %s would not restore into %s: %s", c.Dir, c.Job, checkSummary(rep, c.AllowNonRestoredState))
+	}
+	return nil
 }
