@@ -11,7 +11,21 @@ import (
 // Catalog presents the live state of the executor as a state.Catalog, so
 // queries, views and watches read a running job exactly as a savepoint.
 // It must only be used while the executor is not stepping.
-func (e *Executor) Catalog() state.Catalog { return liveCatalog{e} }
+//
+// Before it is read, checkpointed functions write their state (a source its
+// offsets), as they would for a snapshot, so views show current positions.
+func (e *Executor) Catalog() state.Catalog {
+	if e.idle() && e.failure == nil {
+		for _, st := range e.subtasks {
+			for _, inst := range st.ops {
+				if so, ok := inst.op.(StatefulOperator); ok {
+					_ = e.guard(st, inst, nil, func() error { return so.SnapshotState(inst.ctx) })
+				}
+			}
+		}
+	}
+	return liveCatalog{e}
+}
 
 type liveCatalog struct{ e *Executor }
 

@@ -30,6 +30,7 @@ type Executor struct {
 	procTime    int64
 
 	position int64 // source events read
+	steps    int64 // steps taken
 	finished bool
 	failure  *Failure
 	closed   bool
@@ -293,6 +294,9 @@ func (e *Executor) Plan() *Plan { return e.plan }
 // Backend names the keyed backend in use and why it was chosen.
 func (e *Executor) Backend() (name, why string) { return e.backend, e.backendReason }
 
+// Steps is the number of steps taken so far.
+func (e *Executor) Steps() int64 { return e.steps }
+
 // Position is the number of source events read so far.
 func (e *Executor) Position() int64 { return e.position }
 
@@ -444,6 +448,7 @@ func (e *Executor) step() (info StepInfo, ok bool, err error) {
 	w := st.stack[len(st.stack)-1]
 	st.stack = st.stack[:len(st.stack)-1]
 	inst := st.ops[w.op]
+	e.steps++
 	info = StepInfo{Task: st.task.Name, Subtask: st.index, Operator: inst.info.Name}
 	if e.trace != nil {
 		e.trace.begin(st, inst)
@@ -470,14 +475,16 @@ func (e *Executor) run(st *subtask, inst *opInstance, w work, info *StepInfo) er
 	case wSourcePull:
 		info.Kind = "source"
 		e.position++
+		ctx.where = Where{}
 		done, err := inst.src.pull(ctx)
 		info.Where = ctx.where.String()
-		if err == nil && e.position == e.opts.FailAt {
-			err = fmt.Errorf("injected failure at record %d (--fail-at)", e.opts.FailAt)
-		}
 		if done {
+			// The end of the input is not a record: positions count records.
+			e.position--
 			st.done = true
 			info.Kind = "end of input"
+		} else if err == nil && e.position == e.opts.FailAt {
+			err = fmt.Errorf("injected failure at record %d (--fail-at)", e.opts.FailAt)
 		}
 		return err
 	case wRecord:

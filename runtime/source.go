@@ -125,6 +125,13 @@ func (s *sourceOp[T]) Close() error {
 
 func (s *sourceOp[T]) InitializeState(ctx *OperatorContext) error {
 	s.maxTS, s.emitted = MinWatermark, MinWatermark
+	if s.wm.Timestamp == nil && !s.wm.Generate {
+		// No event time: nothing to keep.
+		if c, ok := s.src.(CheckpointedFunction); ok {
+			return c.InitializeState(ctx)
+		}
+		return nil
+	}
 	var err error
 	// The generator's progress is union state: after a rescale every
 	// subtask restarts from the lowest watermark any subtask had.
@@ -145,7 +152,9 @@ func (s *sourceOp[T]) InitializeState(ctx *OperatorContext) error {
 }
 
 func (s *sourceOp[T]) SnapshotState(ctx *OperatorContext) error {
-	s.genState.Update([]int64{s.maxTS, s.emitted})
+	if s.genState != nil {
+		s.genState.Update([]int64{s.maxTS, s.emitted})
+	}
 	if c, ok := s.src.(CheckpointedFunction); ok {
 		return c.SnapshotState(ctx)
 	}

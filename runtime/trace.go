@@ -69,6 +69,8 @@ type Trace struct {
 	steps  int
 	st     *subtask
 	inst   *opInstance
+	// open is the index of the running step's event, filled in at its end.
+	open int
 }
 
 // Take returns the events recorded since the last Take.
@@ -87,10 +89,17 @@ func (t *Trace) add(ev TraceEvent) {
 	t.events = append(t.events, ev)
 }
 
-func (t *Trace) begin(st *subtask, inst *opInstance) { t.st, t.inst = st, inst }
+// begin opens a step: its event comes before the events the step causes.
+func (t *Trace) begin(st *subtask, inst *opInstance) {
+	t.st, t.inst = st, inst
+	t.open = len(t.events)
+	t.add(TraceEvent{Kind: TraceStep})
+}
 
 func (t *Trace) end(info StepInfo) {
-	t.add(TraceEvent{Kind: TraceStep, Step_: info})
+	if t.open < len(t.events) && t.events[t.open].Kind == TraceStep {
+		t.events[t.open].Step_ = info
+	}
 	t.steps++
 	t.st, t.inst = nil, nil
 }

@@ -67,6 +67,8 @@ type collector struct {
 	trunc  int
 	steps  int
 	last   runtime.StepInfo
+	// startSteps is the executor's step count when the command began.
+	startSteps int64
 }
 
 func (c *collector) take() {
@@ -91,8 +93,13 @@ func (s *Session) addOutput(e runtime.TraceEvent) {
 	}
 }
 
+func (s *Session) newCollector() *collector {
+	return &collector{s: s, startSteps: s.exec.Steps()}
+}
+
 func (c *collector) stop(reason Reason, msg string) *Stop {
 	c.take()
+	c.steps = int(c.s.exec.Steps() - c.startSteps)
 	return c.s.stop(Stop{Reason: reason, Message: msg, Steps: c.steps, Last: c.last, Events: c.events, Truncated: c.trunc})
 }
 
@@ -100,6 +107,7 @@ func (c *collector) failed(err error) (*Stop, error) {
 	var f *runtime.Failure
 	if errors.As(err, &f) {
 		c.take()
+		c.steps = int(c.s.exec.Steps() - c.startSteps)
 		return c.s.stop(Stop{Reason: ReasonFailure, Message: f.Error(), Failure: f, Steps: c.steps, Last: c.last, Events: c.events, Truncated: c.trunc}), nil
 	}
 	if errors.Is(err, runtime.ErrFinished) {
@@ -113,7 +121,7 @@ func (s *Session) StepInto() (*Stop, error) {
 	if err := s.usable(); err != nil {
 		return nil, err
 	}
-	c := &collector{s: s}
+	c := s.newCollector()
 	info, err := s.exec.StepInto()
 	if err != nil {
 		return c.failed(err)
@@ -180,7 +188,7 @@ func (s *Session) run(ctx context.Context, n int, done Reason) (*Stop, error) {
 	if err := s.usable(); err != nil {
 		return nil, err
 	}
-	c := &collector{s: s}
+	c := s.newCollector()
 	checkEach := len(s.activeBreakpoints()) > 0
 	events := 0
 	for n < 0 || events < n {
@@ -276,7 +284,7 @@ func (s *Session) AdvanceWatermark(wm int64) (*Stop, error) {
 	if err := s.usable(); err != nil {
 		return nil, err
 	}
-	c := &collector{s: s}
+	c := s.newCollector()
 	if err := s.exec.AdvanceWatermark(wm); err != nil {
 		return c.failed(err)
 	}
@@ -289,7 +297,7 @@ func (s *Session) AdvanceProcessingTime(ms int64) (*Stop, error) {
 	if err := s.usable(); err != nil {
 		return nil, err
 	}
-	c := &collector{s: s}
+	c := s.newCollector()
 	if err := s.exec.AdvanceProcessingTime(ms); err != nil {
 		return c.failed(err)
 	}
