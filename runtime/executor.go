@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"os"
 	goruntime "runtime"
 	"runtime/debug"
 
@@ -37,6 +38,8 @@ type Executor struct {
 
 	backend       string
 	backendReason string
+	// stateDir holds this executor's pebble files under Options.StateDir.
+	stateDir string
 
 	out   *jsonWriter
 	trace *Trace
@@ -773,6 +776,11 @@ func (e *Executor) Close() error {
 					errs = append(errs, err)
 				}
 			}
+		}
+	}
+	if e.stateDir != "" {
+		if err := os.RemoveAll(e.stateDir); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
