@@ -1,0 +1,367 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"streamdbg/query"
+)
+
+// Command is one entry of the command table that drives the TUI's command
+// bar, its key help and headless scripts (as delve's terminal/command.go).
+type Command struct {
+	Name    string
+	Aliases []string
+	Args    string // argument synopsis, e.g. "[N]"
+	Help    string
+	// Runs says that the command runs the job (it may take long): a UI
+	// runs it in the background with progress and a way to interrupt it.
+	Runs bool
+	Run  func(ctx context.Context, s *Session, args string) (Result, error)
+}
+
+// Result is what a command gave: a stop, query rows, a message, or a
+// request the session cannot serve itself (Open: browse a savepoint).
+type Result struct {
+	Stop *Stop
+	// Rows are the rows of a query; the caller reads and closes them.
+	Rows *query.Rows
+	// Text is a message or a listing (help, breakpoints, watches).
+	Text string
+	// Open is the savepoint directory that `open` asks the caller to browse.
+	Open string
+}
+
+// ErrUnknownCommand marks a line whose first word is no command.
+var ErrUnknownCommand = errors.New("unknown command")
+
+// Commands returns the command table, in help order.
+func Commands() []Command {
+	return []Command{
+		{Name: "next", Aliases: []string{"n"}, Args: "[N]", Runs: true,
+			Help: "Read N source records (default 1) and run everything they cause.",
+			Run: func(ctx context.Context, s *Session, args string) (Result, error) {
+				n, err := optCount(args, 1)
+				if err != nil {
+					return Result{}, err
+				}
+				st, err := s.runReporting(ctx, n)
+				return Result{Stop: st}, err
+			}},
+		{Name: "step", Aliases: []string{"s"}, Help: "Step into: one element handled by one operator in one subtask.",
+			Run: func(ctx context.Context, s *Session, args string) (Result, error) {
+				st, err := s.StepInto()
+				return Result{Stop: st}, err
+			}},
+		{Name: "continue", Aliases: []string{"c"}, Runs: true,
+			Help: "Run until a breakpoint, the end of input, a failure or an interrupt.",
+			Run: func(ctx context.Context, s *Session, args string) (Result, error) {
+				st, err := s.runReporting(ctx, -1)
+				return Result{Stop: st}, err
+			}},
+		{Name: "back", Aliases: []string{"u"}, Runs: true, Help: "Go back to the state before the last source record.",
+			Run: func(ctx context.Context, s *Session, args string) (Result, error) {
+				st, err := s.Back()
+				return Result{Stop: st}, err
+			}},
+		{Name: "break", Aliases: []string{"b"}, Args: "[at OPERATOR] [when EXPR]",
+			Help: "Set a breakpoint: stop when OPERATOR handles a record for which EXPR holds (names: " + strings.Join(BreakpointNames, ", ") + ").",
+			Run: func(ctx context.Context, s *Session, args string) (Result, error) {
+				at, when, err := parseBreak(args)
+				if err != nil {
+					return Result{}, err
+				}
+				bp, err := s.AddBreakpoint(at, when)
+				if err != nil {
+					return Result{}, err
+				}
+				return Result{Text: fmt.Sprintf("breakpoint #%d: %s", bp.ID, bp.Describe())}, nil
+			}},
+		{Name: "breakpoints", Aliases: []string{"bl"}, Help: "List the breakpoints.",
+			Run: func(ctx context.Context, s *Session, args string) (Result, error) {
+				return Result{Text: s.describeBreakpoints()}, nil
+			}},
+		{Name: "delete", Aliases: []string{"d"}, Args: "N", Help: "Delete breakpoint N.",
+			Run: func(ctx context.Context, s *Session, args string) (Result, error) {
+				id, err := breakpointID(args)
+				if err != nil {
+					return Result{}, err
+				}
+				if err := s.DeleteBreakpoint(id); err != nil {
+					return Result{}, err
+				}
+				return Result{Text: fmt.Sprintf("breakpoint #%d deleted", id)}, nil
+			}},
+		{Name: "enable", Args: "N", Help: "Enable breakpoint N.", Run: toggle(true)},
+		{Name: "disable", Args: "N", Help: "Disable breakpoint N.", Run: toggle(false)},
+		{Name: "watch", Aliases: []string{"w"}, Args: "QUERY",
+			Help: "Re-run QUERY after every stop and show what changed.",
+			Run: func(ctx context.Context, s *Session, args string) (Result, error) {
+				if args == "" {
+					return Result{Text: s.describeWatches()}, nil
+				}
+				w, err := s.AddWatch(args)
+				if err != nil {
+					return Result{}, err
+				}
+				return Result{Text: fmt.Sprintf("watch #%d: %s", w.ID, w.Query)}, nil
+			}},
+		{Name: "unwatch", Args: "N", Help: "Delete watch N.",
+			Run: func(ctx context.Context, s *Session, args string) (Result, error) {
+				id, err := breakpointID(args)
+				if err != nil {
+					return Result{}, err
+				}
+				if err := s.DeleteWatch(id); err != nil {
+					return Result{}, err
+				}
+				return Result{Text: fmt.Sprintf("watch #%d deleted", id)}, nil
+			}},
+		{Name: "watermark", Aliases: []string{"wm"}, Args: "TIME", Runs: true,
+			Help: "Send watermark TIME (RFC 3339 or epoch milliseconds) from every source.",
+			Run: func(ctx context.Context, s *Session, args string) (Result, error) {
+				wm, err := parseTime(args)
+				if err != nil {
+					return Result{}, err
+				}
+				st, err := s.AdvanceWatermark(wm)
+				return Result{Stop: st}, err
+			}},
+		{Name: "advance", Args: "DURATION", Runs: true,
+			Help: "Move the virtual processing-time clock by DURATION (e.g. 5s).",
+			Run: func(ctx context.Context, s *Session, args string) (Result, error) {
+				d, err := time.ParseDuration(strings.TrimSpace(args))
+				if err != nil || d < 0 {
+					return Result{}, fmt.Errorf("advance: want a positive duration such as 5s, got %q", args)
+				}
+				st, err := s.AdvanceProcessingTime(d.Milliseconds())
+				return Result{Stop: st}, err
+			}},
+		{Name: "savepoint", Aliases: []string{"sp"}, Args: "DIR", Runs: true,
+			Help: "Write a savepoint of the current state to DIR (which must not exist).",
+			Run: func(ctx context.Context, s *Session, args string) (Result, error) {
+				dir := strings.TrimSpace(args)
+				if dir == "" {
+					return Result{}, errors.New("savepoint: which directory?")
+				}
+				if err := s.Savepoint(vfs.Default, dir); err != nil {
+					return Result{}, err
+				}
+				return Result{Text: "savepoint written to " + dir}, nil
+			}},
+		{Name: "open", Args: "DIR", Help: "Browse the savepoint in DIR (ours or Apache Flink's).",
+			Run: func(ctx context.Context, s *Session, args string) (Result, error) {
+				dir := strings.TrimSpace(args)
+				if dir == "" {
+					return Result{}, errors.New("open: which directory?")
+				}
+				return Result{Open: dir}, nil
+			}},
+		{Name: "restart", Runs: true, Help: "Restore the latest checkpoint (after a failure) and go on from there.",
+			Run: func(ctx context.Context, s *Session, args string) (Result, error) {
+				st, err := s.Restart()
+				return Result{Stop: st}, err
+			}},
+		{Name: "query", Aliases: []string{"select", "explain"}, Args: "SELECT ...", Runs: true,
+			Help: "Query the live state (a line starting with SELECT or EXPLAIN is a query too).",
+			Run: func(ctx context.Context, s *Session, args string) (Result, error) {
+				rows, err := s.Query(ctx, args)
+				return Result{Rows: rows}, err
+			}},
+		{Name: "help", Aliases: []string{"h"}, Args: "[COMMAND]", Help: "List the commands, or describe one.",
+			Run: func(ctx context.Context, s *Session, args string) (Result, error) {
+				return Result{Text: Help(strings.TrimSpace(args))}, nil
+			}},
+	}
+}
+
+// LookupCommand finds a command by name or alias.
+func LookupCommand(name string) (Command, bool) {
+	name = strings.ToLower(name)
+	for _, c := range Commands() {
+		if c.Name == name {
+			return c, true
+		}
+		for _, a := range c.Aliases {
+			if a == name {
+				return c, true
+			}
+		}
+	}
+	return Command{}, false
+}
+
+// ParseLine splits a command line into its command and arguments. A bare
+// SELECT or EXPLAIN is the query command with the whole line as argument.
+func ParseLine(line string) (Command, string, error) {
+	line = strings.TrimSpace(line)
+	if line == "" {
+		return Command{}, "", errors.New("empty command")
+	}
+	word, rest, _ := strings.Cut(line, " ")
+	rest = strings.TrimSpace(rest)
+	switch strings.ToLower(word) {
+	case "select", "explain":
+		c, _ := LookupCommand("query")
+		return c, line, nil
+	}
+	c, ok := LookupCommand(word)
+	if !ok {
+		names := make([]string, 0, 20)
+		for _, c := range Commands() {
+			names = append(names, c.Name)
+		}
+		return Command{}, "", fmt.Errorf("%w %q%s (type help)", ErrUnknownCommand, word, didYouMean(word, names))
+	}
+	return c, rest, nil
+}
+
+// Execute parses a line against the command table and runs it.
+func (s *Session) Execute(ctx context.Context, line string) (Result, error) {
+	c, args, err := ParseLine(line)
+	if err != nil {
+		return Result{}, err
+	}
+	return c.Run(ctx, s, args)
+}
+
+// Help lists the commands, or describes one.
+func Help(name string) string {
+	var b strings.Builder
+	if name != "" {
+		c, ok := LookupCommand(name)
+		if !ok {
+			return fmt.Sprintf("no command %q", name)
+		}
+		writeHelp(&b, c)
+		return b.String()
+	}
+	for _, c := range Commands() {
+		writeHelp(&b, c)
+	}
+	return b.String()
+}
+
+func writeHelp(b *strings.Builder, c Command) {
+	syn := c.Name
+	if c.Args != "" {
+		syn += " " + c.Args
+	}
+	if len(c.Aliases) > 0 {
+		syn += " (" + strings.Join(c.Aliases, ", ") + ")"
+	}
+	fmt.Fprintf(b, "%-44s %s\n", syn, c.Help)
+}
+
+func (s *Session) describeBreakpoints() string {
+	if len(s.breakpoints) == 0 {
+		return "no breakpoints"
+	}
+	var b strings.Builder
+	for _, bp := range s.breakpoints {
+		on := "on "
+		if !bp.Enabled {
+			on = "off"
+		}
+		fmt.Fprintf(&b, "#%d %s hits %d  %s\n", bp.ID, on, bp.Hits, bp.Describe())
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func (s *Session) describeWatches() string {
+	if len(s.watches) == 0 {
+		return "no watches"
+	}
+	var b strings.Builder
+	for _, w := range s.watches {
+		fmt.Fprintf(&b, "#%d %s\n", w.ID, w.Query)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func toggle(on bool) func(context.Context, *Session, string) (Result, error) {
+	return func(ctx context.Context, s *Session, args string) (Result, error) {
+		id, err := breakpointID(args)
+		if err != nil {
+			return Result{}, err
+		}
+		if err := s.EnableBreakpoint(id, on); err != nil {
+			return Result{}, err
+		}
+		what := "enabled"
+		if !on {
+			what = "disabled"
+		}
+		return Result{Text: fmt.Sprintf("breakpoint #%d %s", id, what)}, nil
+	}
+}
+
+func optCount(args string, def int) (int, error) {
+	args = strings.TrimSpace(args)
+	if args == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(args)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("want a positive count, got %q", args)
+	}
+	return n, nil
+}
+
+func breakpointID(args string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimPrefix(strings.TrimSpace(args), "#"))
+	if err != nil {
+		return 0, fmt.Errorf("want a number such as 1, got %q", args)
+	}
+	return n, nil
+}
+
+// parseBreak reads "[at OPERATOR] [when EXPR]"; a bare expression is a
+// condition.
+func parseBreak(args string) (at, when string, err error) {
+	args = strings.TrimSpace(args)
+	if _, rest, ok := cutWord(args, "at"); ok {
+		op, tail, _ := strings.Cut(rest, " ")
+		at, args = op, strings.TrimSpace(tail)
+		if at == "" {
+			return "", "", errors.New("break at: which operator?")
+		}
+	}
+	if _, rest, ok := cutWord(args, "when"); ok {
+		when = rest
+		if when == "" {
+			return "", "", errors.New("break when: which condition?")
+		}
+	} else if args != "" {
+		when = args
+	}
+	return at, when, nil
+}
+
+// cutWord cuts a leading keyword (case-insensitive) off s.
+func cutWord(s, word string) (string, string, bool) {
+	w, rest, _ := strings.Cut(s, " ")
+	if !strings.EqualFold(w, word) {
+		return "", s, false
+	}
+	return w, strings.TrimSpace(rest), true
+}
+
+// parseTime reads RFC 3339 or epoch milliseconds.
+func parseTime(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return 0, fmt.Errorf("want a time such as 2026-01-01T00:00:10Z or epoch milliseconds, got %q", s)
+	}
+	return t.UnixMilli(), nil
+}
