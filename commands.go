@@ -8,9 +8,11 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"streamdbg/fixtures"
@@ -20,6 +22,7 @@ import (
 	"streamdbg/savepoint"
 	"streamdbg/savepoint/flink"
 	"streamdbg/state"
+	"streamdbg/tui"
 )
 
 // env is what every command gets: where to write and log.
@@ -186,14 +189,43 @@ type debugCmd struct {
 }
 
 func (d *debugCmd) Run(e *env) error {
-	s, err := d.open(e, nil, true)
+	if !term.IsTerminal(os.Stdout.Fd()) {
+		return usageError{errors.New(tui.NotTerminalHint("debug"))}
+	}
+	// Logs never go to the screen while the TUI runs.
+	te, closeLog := tuiEnv(e)
+	defer closeLog()
+	s, err := d.open(te, nil, true)
 	if err != nil {
-		return err
+		var u usageError
+		if errors.As(err, &u) {
+			return err
+		}
+		return tui.RunFailure(err, tui.Options{})
 	}
 	defer s.Close()
-	fmt.Fprint(e.stdout, s.Plan().String())
-	fmt.Fprintln(e.stdout, "the terminal UI is not built yet; try 'streamdbg run'")
-	return nil
+	return tui.Run(s, tui.Options{})
+}
+
+// tuiEnv sends logging to a file in the user cache directory (or discards
+// it) while a TUI owns the terminal.
+func tuiEnv(e *env) (*env, func()) {
+	te := *e
+	te.log = slog.New(slog.DiscardHandler)
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	dir = filepath.Join(dir, "streamdbg")
+	if os.MkdirAll(dir, 0o755) != nil {
+		return &te, func() {}
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "streamdbg.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return &te, func() {}
+	}
+	te.log = slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	return &te, func() { f.Close() }
 }
 
 // openCatalog opens a savepoint directory, ours or Flink's.
@@ -234,7 +266,10 @@ type openCmd struct {
 }
 
 func (o *openCmd) Run(e *env) error {
-	return errors.New("the savepoint browser is not built yet; use 'streamdbg query' or 'streamdbg savepoint inspect'")
+	if !term.IsTerminal(os.Stdout.Fd()) {
+		return usageError{errors.New(tui.NotTerminalHint("open"))}
+	}
+	return tui.Browse(o.Dir, tui.Options{})
 }
 
 type savepointCmd struct {

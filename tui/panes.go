@@ -1,0 +1,179 @@
+package tui
+
+import (
+	"fmt"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"streamdbg/tui/keys"
+	"streamdbg/tui/styles"
+)
+
+// planLine is one line of the plan pane; sub is the index of the subtask it
+// selects, or -1.
+type planLine struct {
+	text string
+	sub  int
+	dim  bool
+}
+
+// planPane shows tasks as chains with their subtasks; the selected subtask
+// picks what the state pane shows.
+type planPane struct {
+	keys   *keys.KeyMap
+	lines  []planLine
+	sel    int // selected subtask
+	nsub   int
+	offset int
+	w, h   int
+}
+
+func (p *planPane) SetSize(w, h int) { p.w, p.h = w, h }
+
+func (p *planPane) setLines(lines []planLine, nsub int) {
+	p.lines, p.nsub = lines, nsub
+	p.sel = min(p.sel, max(0, nsub-1))
+}
+
+// Update moves the selection; it reports whether it changed.
+func (p *planPane) Update(msg tea.Msg) bool {
+	before := p.sel
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		switch {
+		case key.Matches(msg, p.keys.Up):
+			p.sel--
+		case key.Matches(msg, p.keys.Down):
+			p.sel++
+		case key.Matches(msg, p.keys.Top):
+			p.sel = 0
+		}
+	case tea.MouseWheelMsg:
+		if msg.Button == tea.MouseWheelUp {
+			p.sel--
+		} else if msg.Button == tea.MouseWheelDown {
+			p.sel++
+		}
+	}
+	p.sel = max(0, min(p.sel, p.nsub-1))
+	return p.sel != before
+}
+
+func (p *planPane) View(st *styles.Styles, focused bool) string {
+	inner := p.h - 2
+	selLine := 0
+	for i, l := range p.lines {
+		if l.sub == p.sel {
+			selLine = i
+		}
+	}
+	if selLine < p.offset {
+		p.offset = selLine
+	}
+	if selLine >= p.offset+inner {
+		p.offset = selLine - inner + 1
+	}
+	p.offset = max(0, min(p.offset, len(p.lines)-inner))
+	var out []string
+	for i := p.offset; i < len(p.lines) && len(out) < inner; i++ {
+		l := p.lines[i]
+		s := fit(l.text, p.w-2)
+		switch {
+		case l.sub == p.sel && l.sub >= 0:
+			s = st.Selected.Render(s)
+		case l.dim:
+			s = st.Dim.Render(s)
+		}
+		out = append(out, s)
+	}
+	return box(st, "Plan", focused, p.w, p.h, out)
+}
+
+func (p *planPane) Help() []key.Binding { return []key.Binding{p.keys.Up, p.keys.Down} }
+
+// textPane is a scrollable list of lines: the record pane and the output
+// pane. With tail set it follows the newest line until scrolled up.
+type textPane struct {
+	keys   *keys.KeyMap
+	title  string
+	lines  []string
+	style  func(st *styles.Styles, line string) string
+	tail   bool
+	offset int // first line shown; -1 follows the tail
+	w, h   int
+}
+
+func (p *textPane) SetSize(w, h int) { p.w, p.h = w, h }
+
+func (p *textPane) setLines(lines []string) {
+	p.lines = lines
+	if p.tail {
+		p.offset = -1
+	} else {
+		p.offset = 0
+	}
+}
+
+func (p *textPane) maxOffset() int { return max(0, len(p.lines)-(p.h-2)) }
+
+func (p *textPane) Update(msg tea.Msg) {
+	cur := p.offset
+	if cur < 0 {
+		cur = p.maxOffset()
+	}
+	page := max(1, p.h-3)
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		switch {
+		case key.Matches(msg, p.keys.Up):
+			cur--
+		case key.Matches(msg, p.keys.Down):
+			cur++
+		case key.Matches(msg, p.keys.PageUp):
+			cur -= page
+		case key.Matches(msg, p.keys.PageDown):
+			cur += page
+		case key.Matches(msg, p.keys.Top):
+			cur = 0
+		}
+	case tea.MouseWheelMsg:
+		if msg.Button == tea.MouseWheelUp {
+			cur -= 3
+		} else if msg.Button == tea.MouseWheelDown {
+			cur += 3
+		}
+	}
+	cur = max(0, min(cur, p.maxOffset()))
+	if p.tail && cur == p.maxOffset() {
+		cur = -1
+	}
+	p.offset = cur
+}
+
+func (p *textPane) View(st *styles.Styles, focused bool) string {
+	inner := p.h - 2
+	off := p.offset
+	if off < 0 {
+		off = p.maxOffset()
+	}
+	off = max(0, min(off, p.maxOffset()))
+	end := min(len(p.lines), off+inner)
+	out := make([]string, 0, inner)
+	for _, l := range p.lines[off:end] {
+		l = fit(oneLine(l), p.w-2)
+		if p.style != nil {
+			l = p.style(st, l)
+		}
+		out = append(out, l)
+	}
+	title := p.title
+	if len(p.lines) > inner {
+		title += fmt.Sprintf(" · %d–%d of %d", off+1, end, len(p.lines))
+	}
+	return box(st, title, focused, p.w, p.h, out)
+}
+
+func (p *textPane) Help() []key.Binding {
+	return []key.Binding{p.keys.Up, p.keys.Down, p.keys.PageUp, p.keys.PageDown}
+}

@@ -1,0 +1,259 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"streamdbg/runtime"
+	"streamdbg/runtime/session"
+	"streamdbg/state"
+)
+
+// snapshot is what the debug screen shows of a session, taken when the
+// session is not running, so rendering never calls into the session.
+type snapshot struct {
+	job       string
+	position  int64
+	watermark int64
+	procTime  int64
+	backend   string
+	finished  bool
+	failure   *runtime.Failure
+	stop      *session.Stop
+	plan      []planLine
+	subtasks  []subtaskRef
+	outputs   []string
+	changes   map[string]change
+	watches   []session.WatchResult
+	bps       []bpLine
+}
+
+// subtaskRef is a selectable subtask of the plan with the operator whose
+// state the state pane shows.
+type subtaskRef struct {
+	task      string
+	index     int
+	parallel  int
+	groups    state.KeyGroupRange
+	operator  *runtime.OperatorInfo // the chain's keyed operator, else its first
+	operators []*runtime.OperatorInfo
+}
+
+type bpLine struct {
+	id      int
+	enabled bool
+	hits    int
+	text    string
+}
+
+// change is the old value of an entry the last stop wrote.
+type change struct {
+	old     string
+	hadOld  bool
+	cleared bool
+}
+
+func changeKey(op string, subtask int, stateName string, key, ns, uk any) string {
+	return fmt.Sprintf("%s\x00%d\x00%s\x00%s\x00%s\x00%s", op, subtask, stateName, show(key), show(ns), show(uk))
+}
+
+// outputKeep bounds the sink records kept for the output pane.
+const outputKeep = 500
+
+func takeSnapshot(s *session.Session) *snapshot {
+	ex := s.Executor()
+	name, _ := ex.Backend()
+	sn := &snapshot{job: s.Job().Name, position: s.Position(), watermark: ex.Watermark(), procTime: ex.ProcessingTime(),
+		backend: name, finished: s.Finished(), failure: s.Failure(), stop: s.Last(), changes: map[string]change{}}
+	if sn.stop != nil {
+		sn.watches = sn.stop.Watches
+		for _, e := range sn.stop.Events {
+			if e.Kind != runtime.TraceStateWrite {
+				continue
+			}
+			k := changeKey(e.Operator, e.Subtask, e.State, e.Key, e.Namespace, e.UserKey)
+			if _, seen := sn.changes[k]; seen {
+				continue // keep the oldest value of the command
+			}
+			sn.changes[k] = change{old: show(e.Old), hadOld: e.HadOld, cleared: e.Cleared}
+		}
+	}
+	var task *runtime.Task
+	for _, v := range ex.Subtasks() {
+		if v.Task != task {
+			task = v.Task
+			sn.plan = append(sn.plan, planLine{text: fmt.Sprintf("▸ %s  ×%d", task.Name, task.Parallelism), sub: -1})
+			for _, in := range task.Inputs {
+				sn.plan = append(sn.plan, planLine{text: "    ⇐ " + in.Label + tagSuffix(in.Tag), sub: -1, dim: true})
+			}
+		}
+		ref := subtaskRef{task: task.Name, index: v.Index, parallel: task.Parallelism, groups: v.KeyGroups, operators: task.Operators}
+		for _, op := range task.Operators {
+			if op.Keyed {
+				ref.operator = op
+				break
+			}
+		}
+		if ref.operator == nil && len(task.Operators) > 0 {
+			ref.operator = task.Operators[0]
+		}
+		line := fmt.Sprintf("  [%d] kg %d–%d  wm %s", v.Index, v.KeyGroups.Start, v.KeyGroups.End, clock(v.Watermark))
+		if v.Queued > 0 || len(task.Inputs) > 0 {
+			line += fmt.Sprintf("  queued %d", v.Queued)
+		}
+		if v.Done {
+			line += "  done"
+		}
+		sn.plan = append(sn.plan, planLine{text: line, sub: len(sn.subtasks)})
+		for _, r := range v.QueuedRecords[:min(len(v.QueuedRecords), 3)] {
+			sn.plan = append(sn.plan, planLine{text: "      ⋯ " + showRecord(r), sub: -1, dim: true})
+		}
+		sn.subtasks = append(sn.subtasks, ref)
+	}
+	outs := s.Outputs()
+	for _, o := range outs[max(0, len(outs)-outputKeep):] {
+		sn.outputs = append(sn.outputs, fmt.Sprintf("%s[%d] %s", o.Sink, o.Subtask, showRecord(o.Value)))
+	}
+	for _, b := range s.Breakpoints() {
+		sn.bps = append(sn.bps, bpLine{id: b.ID, enabled: b.Enabled, hits: b.Hits, text: b.Describe()})
+	}
+	return sn
+}
+
+func tagSuffix(tag string) string {
+	if tag == "" {
+		return ""
+	}
+	return " (side output " + tag + ")"
+}
+
+// runState is the header's word for the session.
+func (sn *snapshot) runState() string {
+	switch {
+	case sn.failure != nil:
+		return "failed"
+	case sn.finished:
+		return "finished"
+	}
+	return "stopped"
+}
+
+// why says why the session stopped.
+func (sn *snapshot) why() string {
+	if sn.stop == nil {
+		return "at the start"
+	}
+	msg := sn.stop.Message
+	if sn.stop.Reason == session.ReasonFailure && sn.failure != nil {
+		msg = "in " + sn.failure.Operator
+	}
+	if msg == "" || msg == string(sn.stop.Reason) {
+		return string(sn.stop.Reason)
+	}
+	if sn.stop.Reason == session.ReasonBreakpoint || sn.stop.Reason == session.ReasonNext {
+		return msg
+	}
+	return string(sn.stop.Reason) + " (" + msg + ")"
+}
+
+// eventLines describes what the last stop caused, operator by operator.
+func eventLines(stop *session.Stop) []string {
+	if stop == nil {
+		return []string{"nothing yet: n reads the next record"}
+	}
+	var out []string
+	if stop.Truncated > 0 {
+		out = append(out, fmt.Sprintf("… %d earlier events", stop.Truncated))
+	}
+	for _, e := range stop.Events {
+		where := fmt.Sprintf("%s[%d]", e.Operator, e.Subtask)
+		switch e.Kind {
+		case runtime.TraceStep:
+			if e.Step_.Kind == "source" {
+				out = append(out, fmt.Sprintf("● %s read %s", e.Step_.Operator, e.Step_.Where))
+			}
+		case runtime.TraceEmitted:
+			tag := ""
+			if e.Tag != "" {
+				tag = e.Tag + ": "
+			}
+			out = append(out, fmt.Sprintf("  %s → %s%s", where, tag, showRecord(e.Value)))
+		case runtime.TraceStateWrite:
+			s := fmt.Sprintf("  %s %s[%s]", where, e.State, show(e.Key))
+			if e.UserKey != nil {
+				s += "[" + show(e.UserKey) + "]"
+			}
+			switch {
+			case e.Cleared:
+				s += " cleared"
+			case e.HadOld:
+				s += " = " + show(e.New) + " ← " + show(e.Old)
+			default:
+				s += " = " + show(e.New)
+			}
+			out = append(out, s)
+		case runtime.TraceOutput:
+			out = append(out, fmt.Sprintf("  %s ⇒ %s", where, showRecord(e.Value)))
+		case runtime.TraceTimerSet, runtime.TraceTimerDeleted, runtime.TraceTimerFired:
+			out = append(out, fmt.Sprintf("  %s %s %s %s key %s", where, e.Kind, e.Domain, clock(e.Timestamp), show(e.Key)))
+		case runtime.TraceWatermark:
+			out = append(out, fmt.Sprintf("  %s wm %s → %s", where, clock(e.From), clock(e.To)))
+		case runtime.TraceProcessingTime:
+			out = append(out, "  processing time → "+clock(e.To))
+		case runtime.TraceNote:
+			out = append(out, fmt.Sprintf("  %s %s %s", where, e.What, strings.TrimSpace(fmt.Sprint(e.Attrs...))))
+		}
+	}
+	for _, w := range stop.Watches {
+		out = append(out, watchLines(w)...)
+	}
+	if len(out) == 0 {
+		out = append(out, stop.Message)
+	}
+	return out
+}
+
+func watchLines(w session.WatchResult) []string {
+	head := fmt.Sprintf("watch #%d %s", w.Watch.ID, w.Watch.Query)
+	if w.Err != nil {
+		return []string{head, "  error: " + w.Err.Error()}
+	}
+	out := []string{fmt.Sprintf("%s · %d rows", head, len(w.Rows))}
+	for _, r := range w.Added {
+		out = append(out, "  + "+rowText(r))
+	}
+	for _, r := range w.Removed {
+		out = append(out, "  - "+rowText(r))
+	}
+	return out
+}
+
+func rowText(r []any) string {
+	parts := make([]string, len(r))
+	for i, v := range r {
+		parts[i] = show(v)
+	}
+	return strings.Join(parts, "  ")
+}
+
+// failureLines describes a failure: what, where, the record, the stack.
+func failureLines(f *runtime.Failure, err error) []string {
+	var out []string
+	if f == nil {
+		return strings.Split(err.Error(), "\n")
+	}
+	out = append(out, strings.Split(f.Error(), "\n")...)
+	out = append(out, "", "operator  "+f.Operator, fmt.Sprintf("task      %s (subtask %d)", f.Task, f.Subtask))
+	if f.Record != "" {
+		out = append(out, "record    "+f.Record)
+	}
+	if f.Key != "" {
+		out = append(out, "key       "+f.Key)
+	}
+	out = append(out, fmt.Sprintf("position  %d", f.Position))
+	if f.Stack != "" {
+		out = append(out, "", "stack:")
+		out = append(out, strings.Split(strings.TrimRight(f.Stack, "\n"), "\n")...)
+	}
+	return out
+}
