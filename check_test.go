@@ -13,7 +13,7 @@ import (
 
 func TestSavepointCheck(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sp")
-	if code := run([]string{"run", "wordcount", "--steps", "30", "--savepoint", dir, "--query", "SELECT COUNT(*) FROM keyed_state"}); code != exitOK {
+	if code := run([]string{"run", "wordcount", "--steps", "30", "--savepoint", dir, "--query", "SELECT COUNT(*) FROM keyed_state"}, io.Discard, io.Discard); code != exitOK {
 		t.Fatalf("run exited %d", code)
 	}
 	for _, tc := range []struct {

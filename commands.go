@@ -31,13 +31,13 @@ type env struct {
 	log            *slog.Logger
 }
 
-func newEnv(verbose bool) *env {
+func newEnv(verbose bool, stdout, stderr io.Writer) *env {
 	level := slog.LevelInfo
 	if verbose {
 		level = slog.LevelDebug
 	}
-	return &env{stdout: os.Stdout, stderr: os.Stderr,
-		log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))}
+	return &env{stdout: stdout, stderr: stderr,
+		log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))}
 }
 
 // jobFlags are shared by debug and run.

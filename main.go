@@ -6,6 +6,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/alecthomas/kong"
@@ -34,19 +35,21 @@ type cli struct {
 }
 
 func main() {
-	os.Exit(run(os.Args[1:]))
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func run(args []string) int {
+// run runs the command line args and returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
 	var c cli
 	parser, err := kong.New(&c,
 		kong.Name("streamdbg"),
 		kong.Description("A debugger for stream-processing jobs: step a job record by record, watch its state, open savepoints (ours and Apache Flink's), query state with SQL."),
 		kong.UsageOnError(),
 		kong.Exit(func(code int) { panic(exitCode(code)) }),
+		kong.Writers(stdout, stderr),
 	)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "streamdbg:", err)
+		fmt.Fprintln(stderr, "streamdbg:", err)
 		return exitFailure
 	}
 	code := exitOK
@@ -62,13 +65,13 @@ func run(args []string) int {
 		}()
 		ctx, err := parser.Parse(args)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "streamdbg:", err)
+			fmt.Fprintln(stderr, "streamdbg:", err)
 			code = exitUsage
 			return
 		}
-		env := newEnv(c.Verbose)
+		env := newEnv(c.Verbose, stdout, stderr)
 		if err := ctx.Run(env); err != nil {
-			fmt.Fprintln(os.Stderr, "streamdbg:", err)
+			fmt.Fprintln(stderr, "streamdbg:", err)
 			var u usageError
 			if errors.As(err, &u) {
 				code = exitUsage
