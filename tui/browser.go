@@ -324,7 +324,7 @@ func (b *browser) metaView(h int) string {
 	var rows [][]string
 	for i := first; i < len(b.states) && len(rows) < h-3; i++ {
 		m := b.states[i]
-		rows = append(rows, []string{m.OperatorName, m.StateName, string(m.Scope), string(m.Kind), m.KeyType, m.ValueType,
+		rows = append(rows, []string{m.OperatorName, m.StateName, fmt.Sprint(m.Scope), fmt.Sprint(m.Kind), m.KeyType, m.ValueType,
 			fmt.Sprint(m.Entries), fmt.Sprint(m.Bytes)})
 	}
 	lines := table(b.st, cols, rows, b.w-2, func(i, j int, s string) string {
@@ -346,7 +346,7 @@ func (b *browser) statesView(w, h int) string {
 			o := b.ops[m.OperatorID]
 			lines = append(lines, fmt.Sprintf("▸ %s ×%d", o.Name, o.Parallelism))
 		}
-		l := fit(fmt.Sprintf("   %s  %s", m.StateName, b.st.Dim.Render(string(m.Kind))), w-2)
+		l := fit(fmt.Sprintf("   %s  %s", m.StateName, b.st.Dim.Render(fmt.Sprint(m.Kind))), w-2)
 		if i == b.sel {
 			l = b.st.Selected.Render(fit(fmt.Sprintf("   %s  %s", m.StateName, m.Kind), w-2))
 			selLine = len(lines)

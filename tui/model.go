@@ -85,7 +85,7 @@ func New(s *session.Session, o Options) *Model {
 	m := &Model{s: s, keys: keys.Default(), help: help.New(), noColor: o.noColor()}
 	m.st = styles.New(true, m.noColor)
 	m.plan = planPane{keys: &m.keys}
-	m.record = textPane{keys: &m.keys, title: "Record", style: recordStyle}
+	m.record = textPane{keys: &m.keys, title: "Record", style: recordStyle, wrap: true}
 	m.output = textPane{keys: &m.keys, title: "Output", tail: true, style: func(st *styles.Styles, l string) string { return st.Output.Render(l) }}
 	m.state = statePane{keys: &m.keys}
 	m.prompt = textinput.New()

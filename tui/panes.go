@@ -2,6 +2,9 @@ package tui
 
 import (
 	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -100,14 +103,24 @@ type textPane struct {
 	lines  []string
 	style  func(st *styles.Styles, line string) string
 	tail   bool
-	offset int // first line shown; -1 follows the tail
+	wrap   bool // wrap long lines (errors, stacks) instead of cutting them
+	offset int  // first line shown; -1 follows the tail
 	w, h   int
+	raw    []string
 }
 
-func (p *textPane) SetSize(w, h int) { p.w, p.h = w, h }
+func (p *textPane) SetSize(w, h int) {
+	p.w, p.h = w, h
+	if p.wrap {
+		p.lines = wrapLines(p.raw, w-2)
+	}
+}
 
 func (p *textPane) setLines(lines []string) {
-	p.lines = lines
+	p.raw, p.lines = lines, lines
+	if p.wrap {
+		p.lines = wrapLines(lines, p.w-2)
+	}
 	if p.tail {
 		p.offset = -1
 	} else {
@@ -176,4 +189,16 @@ func (p *textPane) View(st *styles.Styles, focused bool) string {
 
 func (p *textPane) Help() []key.Binding {
 	return []key.Binding{p.keys.Up, p.keys.Down, p.keys.PageUp, p.keys.PageDown}
+}
+
+// wrapLines wraps each line to w cells.
+func wrapLines(lines []string, w int) []string {
+	if w < 1 {
+		return lines
+	}
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		out = append(out, strings.Split(ansi.Wrap(l, w, " ,;:/"), "\n")...)
+	}
+	return out
 }

@@ -108,7 +108,8 @@ func newFailureModel(err error, o Options) *failureModel {
 	errors.As(err, &f)
 	lines := failureLines(f, err)
 	lines = append(lines, "", "The job could not start. Fix the job and run again; q quits.")
-	m.pane = textPane{keys: &m.keys, title: "The job failed to start", lines: lines}
+	m.pane = textPane{keys: &m.keys, title: "The job failed to start", wrap: true}
+	m.pane.setLines(lines)
 	m.setSize(120, 40)
 	return m
 }

@@ -259,7 +259,7 @@ func (s *keyedSource) rows(from int) iter.Seq2[pageRow, error] {
 			}
 			if s.cond != nil {
 				ok, err := s.cond.EvalBool(query.EnvMap{"operator_name": r.OperatorName, "subtask": int64(r.Subtask), "key_group": int64(r.KeyGroup),
-					"state_name": r.StateName, "kind": string(r.Kind), "key": r.Key, "namespace": r.Namespace, "user_key": r.UserKey, "value": r.Value})
+					"state_name": r.StateName, "kind": fmt.Sprint(r.Kind), "key": r.Key, "namespace": r.Namespace, "user_key": r.UserKey, "value": r.Value})
 				if err != nil {
 					yield(pageRow{}, err)
 					return
@@ -307,7 +307,7 @@ func (s *operatorSource) rows(from int) iter.Seq2[pageRow, error] {
 			}
 			if s.cond != nil {
 				ok, err := s.cond.EvalBool(query.EnvMap{"operator_name": r.OperatorName, "subtask": int64(r.Subtask), "state_name": r.StateName,
-					"mode": string(r.Kind), "position": int64(r.Position), "key": r.Key, "value": r.Value})
+					"mode": fmt.Sprint(r.Kind), "position": int64(r.Position), "key": r.Key, "value": r.Value})
 				if err != nil {
 					yield(pageRow{}, err)
 					return
@@ -316,7 +316,7 @@ func (s *operatorSource) rows(from int) iter.Seq2[pageRow, error] {
 					continue
 				}
 			}
-			if !yield(pageRow{cells: []string{r.StateName, string(r.Kind), strconv.Itoa(r.Position), show(r.Key), show(r.Value)}}, nil) {
+			if !yield(pageRow{cells: []string{r.StateName, fmt.Sprint(r.Kind), strconv.Itoa(r.Position), show(r.Key), show(r.Value)}}, nil) {
 				return
 			}
 		}
