@@ -47,7 +47,7 @@ func (bangTrigger) OnMerge(ctx window.MergeContext, _ window.Window) error {
 }
 
 func (bangTrigger) Clear(window.TriggerContext, window.Window) error { return nil }
-func (bangTrigger) String() string                                 { return "bang" }
+func (bangTrigger) String() string                                   { return "bang" }
 
 func runElems(t *testing.T, a window.Assigner, trig window.Trigger, ts bool, es ...elem) ([]string, error) {
 	t.Helper()
