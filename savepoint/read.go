@@ -248,8 +248,9 @@ func (s *Savepoint) scanKeyed(f *KeyedFile, secs []Section, reuse bool, fn func(
 			return false, bad(fmt.Errorf("section holds key group %d: %w", kg, state.ErrCorrupt))
 		}
 		var n int64
+		var e state.Entry
 		for {
-			e, ok, err := sr.Next()
+			ok, err := sr.Read(&e)
 			if err != nil {
 				return false, bad(err)
 			}

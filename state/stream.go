@@ -492,8 +492,14 @@ func (r *StreamReader) NextKeyGroup() (kg int, ok bool, err error) {
 
 // Next returns the next entry of the current group, or ok=false at its end.
 func (r *StreamReader) Next() (e Entry, ok bool, err error) {
+	ok, err = r.Read(&e)
+	return e, ok, err
+}
+
+// Read is Next decoding into e, which saves copying the entry on hot paths.
+func (r *StreamReader) Read(e *Entry) (ok bool, err error) {
 	if !r.inGroup {
-		return Entry{}, false, nil
+		return false, nil
 	}
 	if r.end < 0 || r.pos == r.end {
 		if r.end >= 0 {
@@ -502,10 +508,10 @@ func (r *StreamReader) Next() (e Entry, ok bool, err error) {
 		more, err := r.nextBlock()
 		if err != nil || !more {
 			r.inGroup = false
-			return Entry{}, false, err
+			return false, err
 		}
 	}
-	return r.decodeEntry()
+	return r.decodeEntry(e)
 }
 
 func (r *StreamReader) nextBlock() (bool, error) {
@@ -555,6 +561,17 @@ func (r *StreamReader) nextBlock() (bool, error) {
 }
 
 func (r *StreamReader) field(what string) ([]byte, error) {
+	if r.pos < r.end {
+		if v := int(r.buf[r.pos]); v < 0x80 && v < r.end-r.pos {
+			// One-byte length: most fields.
+			r.pos++
+			if v == 0 {
+				return nil, nil
+			}
+			r.pos += v
+			return r.buf[r.pos-v : r.pos : r.pos], nil
+		}
+	}
 	v, n := binary.Uvarint(r.buf[r.pos:r.end])
 	if n <= 0 {
 		return nil, r.corrupt("bad %s length", what)
@@ -563,7 +580,7 @@ func (r *StreamReader) field(what string) ([]byte, error) {
 		return nil, r.corrupt("%s of %d bytes runs past its block", what, v)
 	}
 	r.pos += n
-	b := r.buf[r.pos : r.pos+int(v)]
+	b := r.buf[r.pos : r.pos+int(v) : r.pos+int(v)]
 	r.pos += int(v)
 	if len(b) == 0 {
 		return nil, nil
@@ -571,21 +588,21 @@ func (r *StreamReader) field(what string) ([]byte, error) {
 	return b, nil
 }
 
-func (r *StreamReader) decodeEntry() (Entry, bool, error) {
-	at := r.Offset()
+func (r *StreamReader) decodeEntry(e *Entry) (bool, error) {
+	start := r.pos
 	flags := r.buf[r.pos]
 	if flags&^flagsAll != 0 {
-		return Entry{}, false, r.corrupt("bad entry flags 0x%02x", flags)
+		return false, r.corrupt("bad entry flags 0x%02x", flags)
 	}
 	r.pos++
 	if r.first && flags&flagState == 0 {
-		return Entry{}, false, r.corrupt("first entry of key group %d has no state name", r.group)
+		return false, r.corrupt("first entry of key group %d has no state name", r.group)
 	}
 	c := 0 // order against the previous entry, decided by the first field that changed
 	if flags&flagState != 0 {
 		b, err := r.field("state name")
 		if err != nil {
-			return Entry{}, false, err
+			return false, err
 		}
 		c = strings.Compare(string(b), r.state)
 		if c != 0 || r.first {
@@ -595,12 +612,12 @@ func (r *StreamReader) decodeEntry() (Entry, bool, error) {
 	if flags&flagKey != 0 {
 		shared, n := binary.Uvarint(r.buf[r.pos:r.end])
 		if n <= 0 || shared > uint64(len(r.key)) {
-			return Entry{}, false, r.corrupt("bad key prefix")
+			return false, r.corrupt("bad key prefix")
 		}
 		r.pos += n
 		suffix, err := r.field("key")
 		if err != nil {
-			return Entry{}, false, err
+			return false, err
 		}
 		if c == 0 {
 			c = bytes.Compare(suffix, r.key[shared:])
@@ -610,7 +627,7 @@ func (r *StreamReader) decodeEntry() (Entry, bool, error) {
 	if flags&flagNS != 0 {
 		b, err := r.field("namespace")
 		if err != nil {
-			return Entry{}, false, err
+			return false, err
 		}
 		if c == 0 {
 			c = bytes.Compare(b, r.ns)
@@ -621,7 +638,7 @@ func (r *StreamReader) decodeEntry() (Entry, bool, error) {
 	if flags&flagUK != 0 {
 		b, err := r.field("user key")
 		if err != nil {
-			return Entry{}, false, err
+			return false, err
 		}
 		uk = b
 	}
@@ -631,17 +648,18 @@ func (r *StreamReader) decodeEntry() (Entry, bool, error) {
 	r.uk = uk
 	value, err := r.field("value")
 	if err != nil {
-		return Entry{}, false, err
+		return false, err
 	}
 	if c <= 0 && !r.first {
-		return Entry{}, false, fmt.Errorf("state: snapshot stream: offset %d: entry out of order in key group %d: %w", at, r.group, ErrCorrupt)
+		return false, fmt.Errorf("state: snapshot stream: offset %d: entry out of order in key group %d: %w", r.base+int64(start), r.group, ErrCorrupt)
 	}
 	r.first = false
 	var key []byte
 	if len(r.key) > 0 {
 		key = r.key
 	}
-	return Entry{State: r.state, KeyGroup: r.group, Key: key, Namespace: r.ns, UserKey: uk, Value: value}, true, nil
+	e.State, e.KeyGroup, e.Key, e.Namespace, e.UserKey, e.Value = r.state, r.group, key, r.ns, uk, value
+	return true, nil
 }
 
 // All yields every entry of every group until the end of the stream.
@@ -656,8 +674,9 @@ func (r *StreamReader) All() iter.Seq2[Entry, error] {
 			if !ok {
 				return
 			}
+			var e Entry
 			for {
-				e, ok, err := r.Next()
+				ok, err := r.Read(&e)
 				if err != nil {
 					yield(Entry{}, err)
 					return

@@ -291,3 +291,58 @@ func FuzzStreamReader(f *testing.F) {
 		_, _ = DecodeOperatorEntries(b, 0)
 	})
 }
+
+// BenchmarkStream encodes and decodes 100k entries of one key group (two
+// states, 15-byte keys, 8- and ~40-byte values) to and from memory.
+func BenchmarkStream(b *testing.B) {
+	var es []Entry
+	arena := make([]byte, 0, 8<<20)
+	for _, st := range []string{"last", "total"} {
+		for i := range 50_000 {
+			k := len(arena)
+			arena = fmt.Appendf(arena, "customer_%07d", i)
+			v := len(arena)
+			if st == "total" {
+				arena = Int64.Append(arena, int64(i))
+			} else {
+				arena = fmt.Appendf(arena, `{"product":"p%d","amount":%d,"n":%d}`, i%97, i%1000, i)
+			}
+			es = append(es, Entry{State: st, Key: arena[k:v:v], Value: arena[v:len(arena):len(arena)]})
+		}
+	}
+	var buf bytes.Buffer
+	encode := func() {
+		buf.Reset()
+		w := NewStreamWriter(&buf)
+		_ = w.BeginKeyGroup(0)
+		for _, e := range es {
+			if err := w.Write(e); err != nil {
+				b.Fatal(err)
+			}
+		}
+		_, _ = w.EndKeyGroup()
+		_ = w.Close()
+	}
+	encode()
+	b.Run("encode", func(b *testing.B) {
+		b.SetBytes(int64(buf.Len()))
+		for range b.N {
+			encode()
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		b.SetBytes(int64(buf.Len()))
+		for range b.N {
+			n := 0
+			for _, err := range NewStreamReaderBytes(buf.Bytes(), 0).All() {
+				if err != nil {
+					b.Fatal(err)
+				}
+				n++
+			}
+			if n != len(es) {
+				b.Fatal(n)
+			}
+		}
+	})
+}
