@@ -119,6 +119,20 @@ func (r *restoring) restoreOperator(inst *opInstance, st *subtask) error {
 		if err := inst.keyed.Restore(keyed, r.src.KeyedEntries(o.ID, st.groups)); err != nil {
 			return fmt.Errorf("runtime: restore operator %q subtask %d: %w", inst.info.Name, st.index, err)
 		}
+		// Timer queues are otherwise opened when the operator first sets a
+		// timer; restored timers must fire even if it never sets another.
+		for _, m := range keyed {
+			d := EventTime
+			switch state.TimerDomain(m.StateName) {
+			case "":
+				continue
+			case "processing":
+				d = ProcessingTime
+			}
+			if _, err := inst.timers(d); err != nil {
+				return fmt.Errorf("runtime: restore operator %q subtask %d: %w", inst.info.Name, st.index, err)
+			}
+		}
 	}
 	if len(opMetas) > 0 {
 		entries, err := r.src.OperatorEntries(o.ID, st.task.Parallelism, st.index)
