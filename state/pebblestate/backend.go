@@ -150,6 +150,9 @@ func (quietLogger) Fatalf(format string, args ...any) {
 // KeyGroups is the range of key groups this backend holds.
 func (b *Backend) KeyGroups() state.KeyGroupRange { return b.groups }
 
+// MaxParallelism is the number of key groups of the job.
+func (b *Backend) MaxParallelism() int { return b.maxPar }
+
 // SetCurrentKey sets the key (encoded) and its key group for all tables.
 func (b *Backend) SetCurrentKey(key []byte, keyGroup int) {
 	b.key = append(b.key[:0], key...)
@@ -168,14 +171,12 @@ func (b *Backend) States() []state.StateMeta {
 	for i, si := range b.sorted {
 		m := si.meta
 		m.Entries, m.Bytes = 0, 0
-		for kg := b.groups.Start; kg <= b.groups.End; kg++ {
-			for e, err := range b.stateEntries(si, kg) {
-				if err != nil {
-					break // States has no error; Entries reports it
-				}
-				m.Entries++
-				m.Bytes += int64(e.Size())
+		for e, err := range b.stateEntries(si, b.groups.Start, b.groups.End) {
+			if err != nil {
+				break // States has no error; Entries reports it
 			}
+			m.Entries++
+			m.Bytes += int64(e.Size())
 		}
 		out[i] = m
 	}

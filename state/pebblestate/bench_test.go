@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -46,6 +47,7 @@ func BenchmarkPebbleBackend(b *testing.B) {
 		var buf []byte
 		b.ReportAllocs()
 		b.ResetTimer()
+		defer reportCPU(b, cpuTime())
 		for i := 0; i < b.N; i++ {
 			k := composite[seq[i&(len(seq)-1)]]
 			var n int64
@@ -86,6 +88,7 @@ func BenchmarkPebbleBackend(b *testing.B) {
 		}
 		b.ReportAllocs()
 		b.ResetTimer()
+		defer reportCPU(b, cpuTime())
 		for i := 0; i < b.N; i++ {
 			j := seq[i&(len(seq)-1)]
 			be.SetCurrentKey(keys[j], kgs[j])
@@ -98,4 +101,11 @@ func BenchmarkPebbleBackend(b *testing.B) {
 			}
 		}
 	})
+}
+
+// reportCPU adds the CPU time per operation since start as cpu-ns/op.
+func reportCPU(b *testing.B, start time.Duration) {
+	if d := cpuTime() - start; d > 0 {
+		b.ReportMetric(float64(d.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
 }

@@ -39,7 +39,7 @@ func (b *Backend) Entries(keyGroup int, stateName string) iter.Seq2[state.Entry,
 		// Copy: the consumer may register states, which reorders b.sorted.
 		states = append([]*stateInfo(nil), states...)
 		for _, si := range states {
-			for e, err := range b.stateEntries(si, keyGroup) {
+			for e, err := range b.stateEntries(si, keyGroup, keyGroup) {
 				if !yield(e, err) || err != nil {
 					return
 				}
@@ -48,16 +48,21 @@ func (b *Backend) Entries(keyGroup int, stateName string) iter.Seq2[state.Entry,
 	}
 }
 
-// stateEntries yields one state's entries in one key group. A list value is
-// one pebble key; its elements come out as entries with their positions.
-func (b *Backend) stateEntries(si *stateInfo, kg int) iter.Seq2[state.Entry, error] {
+// stateEntries yields one state's entries in key groups first to last, one
+// range read. A list value is one pebble key; its elements come out as
+// entries with their positions.
+func (b *Backend) stateEntries(si *stateInfo, first, last int) iter.Seq2[state.Entry, error] {
 	return func(yield func(state.Entry, error) bool) {
+		if last < first {
+			return
+		}
 		name, kind := si.meta.StateName, si.meta.Kind
+		kg := first
 		fail := func(err error) {
 			yield(state.Entry{}, fmt.Errorf("pebblestate: state %q key group %d: %w", name, kg, err))
 		}
-		lo := appendPrefix(nil, si.id, kg)
-		it, err := b.newIter(lo, successor(nil, lo))
+		lo := appendPrefix(nil, si.id, first)
+		it, err := b.newIter(lo, successor(nil, appendPrefix(nil, si.id, last)))
 		if err != nil {
 			fail(err)
 			return
@@ -70,6 +75,7 @@ func (b *Backend) stateEntries(si *stateInfo, kg int) iter.Seq2[state.Entry, err
 				fail(err)
 				return
 			}
+			kg = p.kg
 			v, err := it.ValueAndErr()
 			if err != nil {
 				fail(err)
