@@ -38,6 +38,7 @@ type Session struct {
 	checkpoints []*runtime.Checkpoint // ascending positions; [0] is the start
 	nextCPID    int64
 	commands    []timeCommand // recorded for replay by Back
+	marks       []int64       // where stepping commands started, for Back
 
 	breakpoints []*Breakpoint
 	nextBPID    int

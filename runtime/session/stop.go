@@ -121,6 +121,7 @@ func (s *Session) StepInto() (*Stop, error) {
 	if err := s.usable(); err != nil {
 		return nil, err
 	}
+	s.mark()
 	c := s.newCollector()
 	info, err := s.exec.StepInto()
 	if err != nil {
@@ -188,6 +189,7 @@ func (s *Session) run(ctx context.Context, n int, done Reason) (*Stop, error) {
 	if err := s.usable(); err != nil {
 		return nil, err
 	}
+	s.mark()
 	c := s.newCollector()
 	checkEach := len(s.activeBreakpoints()) > 0
 	events := 0
@@ -244,18 +246,34 @@ func (s *Session) run(ctx context.Context, n int, done Reason) (*Stop, error) {
 	return c.stop(done, fmt.Sprintf("%d records", events)), nil
 }
 
-// Back returns to the state before the last source event: it restores the
-// nearest checkpoint and replays deterministically.
+// mark remembers where a stepping command started, for Back: the position
+// of the event in flight's start, or the current position when idle.
+func (s *Session) mark() {
+	p := s.exec.Position()
+	if !s.exec.Idle() {
+		p--
+	}
+	if n := len(s.marks); n == 0 || s.marks[n-1] != p {
+		s.marks = append(s.marks, p)
+	}
+}
+
+// Back returns to the state before the last next (or step, or continue):
+// it restores the nearest checkpoint and replays deterministically. Without
+// such a command to undo it goes back one record.
 func (s *Session) Back() (*Stop, error) {
 	if s.exec == nil {
 		return nil, errors.New("session: closed")
 	}
-	pos := s.exec.Position()
+	pos, idle := s.exec.Position(), s.exec.Idle() && s.exec.Failure() == nil
 	target := pos - 1
-	if !s.exec.Idle() || s.exec.Failure() != nil {
-		// In the middle of an event (after StepInto) or after a failure:
-		// back to where that event started.
-		target = pos - 1
+	for len(s.marks) > 0 {
+		m := s.marks[len(s.marks)-1]
+		s.marks = s.marks[:len(s.marks)-1]
+		if m < pos || m == pos && !idle {
+			target = m
+			break
+		}
 	}
 	if target < s.checkpoints[0].Info().Position {
 		return nil, fmt.Errorf("session: cannot go back before record %d, where the session started", s.checkpoints[0].Info().Position)
