@@ -222,9 +222,9 @@ func sectionsIn(f *KeyedFile, kgs []int) []Section {
 	return out
 }
 
-// scanKeyed calls fn with every entry of the given sections of a keyed file,
-// until fn returns false. It reports whether it ran to the end.
-func (s *Savepoint) scanKeyed(f *KeyedFile, secs []Section, reuse bool, fn func(state.Entry) bool) (bool, error) {
+// scanKeyed calls fn with every entry (and a nil error) of the given
+// sections of a keyed file, until fn returns false. It reports whether it ran to the end.
+func (s *Savepoint) scanKeyed(f *KeyedFile, secs []Section, reuse bool, fn func(state.Entry, error) bool) (bool, error) {
 	if len(secs) == 0 {
 		return true, nil
 	}
@@ -258,7 +258,7 @@ func (s *Savepoint) scanKeyed(f *KeyedFile, secs []Section, reuse bool, fn func(
 				break
 			}
 			n++
-			if !fn(e) {
+			if !fn(e, nil) {
 				return false, nil
 			}
 		}
@@ -308,7 +308,7 @@ func (s *Savepoint) keyedScan(operatorID string, kgs []int, reuse bool, fn func(
 			if sub.Keyed == nil {
 				continue
 			}
-			more, err := s.scanKeyed(sub.Keyed, sectionsIn(sub.Keyed, kgs), reuse, func(e state.Entry) bool { return fn(op, sub, e) })
+			more, err := s.scanKeyed(sub.Keyed, sectionsIn(sub.Keyed, kgs), reuse, func(e state.Entry, _ error) bool { return fn(op, sub, e) })
 			if err != nil || !more {
 				return err
 			}
@@ -488,7 +488,7 @@ func (s *Savepoint) KeyedEntriesFor(operatorID string, groups state.KeyGroupRang
 			}
 			lo, _ := slices.BinarySearchFunc(sub.Keyed.Sections, groups.Start, func(s Section, kg int) int { return s.KeyGroup - kg })
 			hi, _ := slices.BinarySearchFunc(sub.Keyed.Sections, groups.End+1, func(s Section, kg int) int { return s.KeyGroup - kg })
-			more, err := s.scanKeyed(sub.Keyed, sub.Keyed.Sections[lo:hi], true, func(e state.Entry) bool { return yield(e, nil) })
+			more, err := s.scanKeyed(sub.Keyed, sub.Keyed.Sections[lo:hi], true, yield)
 			if err != nil {
 				yield(state.Entry{}, err)
 				return
