@@ -10,7 +10,9 @@
 // to cell. Cells let Put overwrite an existing value without allocating a
 // map key; lookups use m[string(b)] on a reused buffer, so the hot path
 // (SetCurrentKey, Get, Put of a present key) allocates nothing but what
-// boxing the value costs the caller.
+// boxing the value costs the caller. A Put right after a Get of the same key
+// and namespace (read-modify-write: counters, reducing and aggregating Add)
+// reuses the cell Get found instead of looking it up again.
 //
 // Restore keeps a state's entries as bytes until Register declares it with
 // codecs (or Timers asks for the queue), then decodes them; a restored state
@@ -19,6 +21,9 @@
 //
 // Timers are a binary heap ordered by (timestamp, key group, key, namespace)
 // with a per-key-group set for deduplication and per-key-group snapshots.
+//
+// States counts entries and bytes by encoding every value: it costs a full
+// scan, like a snapshot.
 //
 // It must never: hand out its internal slices for callers to keep (Entries
 // reuses one buffer per step), or iterate a Go map where order reaches the
