@@ -7,7 +7,7 @@ import (
 	"math"
 	"os"
 	goruntime "runtime"
-	"runtime/debug"
+	"strings"
 
 	"streamdbg/state"
 )
@@ -714,12 +714,6 @@ func (e *Executor) guard(st *subtask, inst *opInstance, w *work, f func() error)
 		}
 	}()
 	if err := f(); err != nil {
-		clear(e.chained)
-		e.chained = e.chained[:0]
-		var ke *KeyedStateError
-		if errors.As(err, &ke) {
-			return e.fail(st, inst, w, err, "")
-		}
 		return e.fail(st, inst, w, err, "")
 	}
 	e.flushChained(st)
@@ -750,11 +744,24 @@ func (e *Executor) fail(st *subtask, inst *opInstance, w *work, cause error, sta
 	return f
 }
 
+// trimStack keeps the frames a user needs: from the panicking call down to
+// the executor's own frames, without the recovery machinery above it.
 func trimStack(s string) string {
-	// Keep the user's frames readable: drop the executor's own frames
-	// below the recovered call.
-	_ = debug.Stack
-	return s
+	lines := strings.Split(s, "\n")
+	start, end := 0, len(lines)
+	for i, l := range lines {
+		if strings.HasPrefix(l, "panic(") && start == 0 {
+			start = i + 2 // the panic call and its file line
+		}
+		if strings.Contains(l, "streamdbg/runtime.(*Executor).") && i > start && start > 0 {
+			end = i
+			break
+		}
+	}
+	if start == 0 || start >= end {
+		return s
+	}
+	return strings.Join(lines[start:end], "\n")
 }
 
 // Close closes every operator and releases the state backends.
