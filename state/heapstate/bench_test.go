@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"streamdbg/state"
 	"streamdbg/state/heapstate"
@@ -41,6 +42,7 @@ func BenchmarkHeapBackend(b *testing.B) {
 			skeys[i] = string(k)
 		}
 		b.ReportAllocs()
+		defer reportCPU(b, cpuTime())
 		i := 0
 		for b.Loop() {
 			m[skeys[seq[i&(seqLen-1)]]]++
@@ -61,6 +63,7 @@ func BenchmarkHeapBackend(b *testing.B) {
 			}
 		}
 		b.ReportAllocs()
+		defer reportCPU(b, cpuTime())
 		i := 0
 		for b.Loop() {
 			j := seq[i&(seqLen-1)]
@@ -75,4 +78,11 @@ func BenchmarkHeapBackend(b *testing.B) {
 			i++
 		}
 	})
+}
+
+// reportCPU adds the CPU time per operation since start as cpu-ns/op.
+func reportCPU(b *testing.B, start time.Duration) {
+	if d := cpuTime() - start; d > 0 && b.N > 0 {
+		b.ReportMetric(float64(d.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
 }
