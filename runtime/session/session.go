@@ -139,7 +139,12 @@ func (s *Session) Failure() *runtime.Failure { return s.exec.Failure() }
 func (s *Session) Last() *Stop { return s.last }
 
 // Outputs returns the sink records kept for views, oldest first.
-func (s *Session) Outputs() []Output { return s.output }
+func (s *Session) Outputs() []Output {
+	if over := len(s.output) - s.opts.OutputLimit; over > 0 {
+		return s.output[over:]
+	}
+	return s.output
+}
 
 // Catalog is the live state as a catalog.
 func (s *Session) Catalog() state.Catalog { return s.exec.Catalog() }

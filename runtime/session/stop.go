@@ -87,10 +87,13 @@ func (c *collector) take() {
 
 func (s *Session) addOutput(e runtime.TraceEvent) {
 	s.outSeq++
-	s.output = append(s.output, Output{Seq: s.outSeq, Sink: e.Operator, Subtask: e.Subtask, Value: e.Value, Position: s.exec.Position()})
-	if over := len(s.output) - s.opts.OutputLimit; over > 0 {
-		s.output = append(s.output[:0:0], s.output[over:]...)
+	// Trim in batches: copying the kept records on every output cost
+	// O(OutputLimit) time and garbage per record. A new array keeps the
+	// slices Outputs returned earlier unchanged.
+	if limit := s.opts.OutputLimit; len(s.output) >= 2*limit {
+		s.output = append(make([]Output, 0, 2*limit), s.output[len(s.output)-limit+1:]...)
 	}
+	s.output = append(s.output, Output{Seq: s.outSeq, Sink: e.Operator, Subtask: e.Subtask, Value: e.Value, Position: s.exec.Position()})
 }
 
 func (s *Session) newCollector() *collector {
