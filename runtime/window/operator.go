@@ -37,7 +37,8 @@ type config struct {
 // kept and how the window function sees them.
 type windowFunc interface {
 	desc() state.StateDesc
-	add(t state.Table, ns []byte, r runtime.Record) error
+	// add reports whether the window had contents before.
+	add(t state.Table, ns []byte, r runtime.Record) (bool, error)
 	// fire runs the window function on the contents under ns; it reports
 	// false when there are none.
 	fire(o *operator, w Window, t state.Table, ns []byte) (bool, error)
@@ -143,7 +144,8 @@ func (o *operator) ProcessElement(ctx *runtime.OperatorContext, r runtime.Record
 func (o *operator) onElement(w, stateWindow Window, r runtime.Record) error {
 	o.oc.Trace("window assigned", "window", w)
 	ns := o.ns(stateWindow)
-	if err := o.fn.add(o.contents, ns, r); err != nil {
+	had, err := o.fn.add(o.contents, ns, r)
+	if err != nil {
 		return err
 	}
 	res, err := o.cfg.trigger.OnElement(o.tctx.at(w), r.Value, r.Timestamp, w)
@@ -152,6 +154,12 @@ func (o *operator) onElement(w, stateWindow Window, r runtime.Record) error {
 	}
 	if err := o.act(res, w, stateWindow); err != nil {
 		return err
+	}
+	// INVARIANT: without merging, a window with contents has its cleanup
+	// timer (set with its first element; only its firing or a merge
+	// removes it), so registering it again would only be deduplicated.
+	if had && o.cfg.merging == nil {
+		return nil
 	}
 	return o.registerCleanupTimer(w)
 }

@@ -135,15 +135,15 @@ func Reduce[K, T any](ws *WindowedStream[K, T], name string, reduce func(a, b T)
 func ReduceProcess[K, T, OUT any](ws *WindowedStream[K, T], name string, reduce func(a, b T) T, pf ProcessWindowFunction[K, T, OUT], opts ...runtime.Option) *runtime.Stream[OUT] {
 	c := contents[T, T]{
 		desc: state.Reducing(ContentsState, ws.codec, reduce).Desc(),
-		add: func(t state.Table, ns []byte, v T) error {
+		add: func(t state.Table, ns []byte, v T) (bool, error) {
 			old, ok, err := t.Get(ns)
 			if err != nil {
-				return err
+				return false, err
 			}
 			if ok {
 				v = reduce(old.(T), v)
 			}
-			return t.Put(ns, v)
+			return ok, t.Put(ns, v)
 		},
 		get: func(t state.Table, ns []byte) ([]T, bool, error) {
 			v, ok, err := t.Get(ns)
@@ -177,16 +177,16 @@ func Aggregate[K, T, ACC, V any](ws *WindowedStream[K, T], name string, f state.
 func AggregateProcess[K, T, ACC, V, OUT any](ws *WindowedStream[K, T], name string, f state.AggregateFunction[T, ACC, V], acc state.Codec[ACC], pf ProcessWindowFunction[K, V, OUT], opts ...runtime.Option) *runtime.Stream[OUT] {
 	c := contents[T, V]{
 		desc: state.Aggregating(ContentsState, acc, f).Desc(),
-		add: func(t state.Table, ns []byte, v T) error {
+		add: func(t state.Table, ns []byte, v T) (bool, error) {
 			old, ok, err := t.Get(ns)
 			if err != nil {
-				return err
+				return false, err
 			}
 			a := f.CreateAccumulator()
 			if ok {
 				a = old.(ACC)
 			}
-			return t.Put(ns, f.Add(v, a))
+			return ok, t.Put(ns, f.Add(v, a))
 		},
 		get: func(t state.Table, ns []byte) ([]V, bool, error) {
 			v, ok, err := t.Get(ns)
@@ -211,7 +211,7 @@ func AggregateProcess[K, T, ACC, V, OUT any](ws *WindowedStream[K, T], name stri
 func Process[K, T, OUT any](ws *WindowedStream[K, T], name string, pf ProcessWindowFunction[K, T, OUT], opts ...runtime.Option) *runtime.Stream[OUT] {
 	c := contents[T, T]{
 		desc: state.List(ContentsState, ws.codec).Desc(),
-		add:  func(t state.Table, ns []byte, v T) error { return t.ListAppend(ns, v) },
+		add:  func(t state.Table, ns []byte, v T) (bool, error) { return false, t.ListAppend(ns, v) },
 		get: func(t state.Table, ns []byte) ([]T, bool, error) {
 			vs, err := t.ListGet(ns)
 			if len(vs) == 0 || err != nil {
@@ -230,10 +230,11 @@ func Process[K, T, OUT any](ws *WindowedStream[K, T], name string, pf ProcessWin
 
 // contents is how a window function keeps elements of type T and what it
 // passes on (V): without an evictor desc/add/get, with one a list of
-// timestamped elements folded at firing time.
+// timestamped elements folded at firing time. add reports whether the
+// window had contents before (false when it cannot tell cheaply).
 type contents[T, V any] struct {
 	desc state.StateDesc
-	add  func(t state.Table, ns []byte, v T) error
+	add  func(t state.Table, ns []byte, v T) (bool, error)
 	get  func(t state.Table, ns []byte) ([]V, bool, error)
 	fold func(es []T) []V
 }
@@ -277,13 +278,13 @@ func (f *typedFunc[K, T, V, OUT]) desc() state.StateDesc {
 	return f.c.desc
 }
 
-func (f *typedFunc[K, T, V, OUT]) add(t state.Table, ns []byte, r runtime.Record) error {
+func (f *typedFunc[K, T, V, OUT]) add(t state.Table, ns []byte, r runtime.Record) (bool, error) {
 	v, ok := r.Value.(T)
 	if !ok {
-		return fmt.Errorf("window input: got %T", r.Value)
+		return false, fmt.Errorf("window input: got %T", r.Value)
 	}
 	if f.evicting {
-		return t.ListAppend(ns, Timestamped[T]{Value: v, Timestamp: r.Timestamp, HasTS: r.HasTimestamp})
+		return false, t.ListAppend(ns, Timestamped[T]{Value: v, Timestamp: r.Timestamp, HasTS: r.HasTimestamp})
 	}
 	return f.c.add(t, ns, v)
 }
