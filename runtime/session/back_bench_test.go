@@ -1,0 +1,189 @@
+package session_test
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"testing"
+
+	"streamdbg/fixtures"
+	"streamdbg/runtime"
+	"streamdbg/runtime/session"
+	"streamdbg/state"
+)
+
+// benchKeys is the number of distinct keys in state for the session
+// benchmarks (DESIGN 12: one next at 1M keys under 1 ms).
+const benchKeys = 1_000_000
+
+// keySource reads key i mod distinct for i = 0, 1, …, total-1, keeping its
+// offset in operator state so a restore resumes after the snapshot.
+type keySource struct {
+	distinct, total, next int64
+	offset                *state.OperatorListState[int64]
+}
+
+func (s *keySource) InitializeState(ctx runtime.RuntimeContext) error {
+	var err error
+	if s.offset, err = state.SplitList(ctx.Operator(), "offset", state.Int64); err != nil {
+		return err
+	}
+	if v := s.offset.Get(); len(v) > 0 {
+		s.next = v[0]
+	}
+	return nil
+}
+
+func (s *keySource) SnapshotState(runtime.RuntimeContext) error {
+	s.offset.Update([]int64{s.next})
+	return nil
+}
+
+func (s *keySource) Next() (runtime.SourceEvent[string], bool, error) {
+	if s.next >= s.total {
+		return runtime.SourceEvent[string]{}, false, nil
+	}
+	k := s.next % s.distinct
+	s.next++
+	return runtime.SourceEvent[string]{Value: "key_" + strconv.FormatInt(k, 10)}, true, nil
+}
+
+// benchCounter counts records per key in ValueState "count", as wordcount.
+type benchCounter struct{ count *state.ValueState[int64] }
+
+func (c *benchCounter) Open(ctx runtime.RuntimeContext) (err error) {
+	c.count, err = state.Value("count", state.Int64).Bind(ctx)
+	return err
+}
+func (c *benchCounter) Close() error { return nil }
+func (c *benchCounter) Map(k string) (fixtures.WordCountRecord, error) {
+	n, _, err := c.count.Value()
+	if err != nil {
+		return fixtures.WordCountRecord{}, err
+	}
+	n++
+	return fixtures.WordCountRecord{Word: k, Count: n}, c.count.Update(n)
+}
+
+// keysJob is wordcount's shape over benchKeys distinct keys, then the same
+// keys again (practically without end).
+func keysJob() *runtime.Job {
+	job := runtime.NewJob("keys")
+	job.Parallelism = 2
+	src := runtime.FromSource(job, "Source: keys", func() runtime.Source[string] {
+		return &keySource{distinct: benchKeys, total: 1 << 50}
+	}, runtime.WatermarkStrategy[string]{}, runtime.UID("keys"), runtime.Parallelism(1))
+	byKey := runtime.KeyBy(src, "key", func(k string) string { return k }, state.String)
+	counts := runtime.Map(byKey, "count", &benchCounter{}, runtime.UID("count"))
+	runtime.JSONSink(counts, "out", runtime.UID("out"))
+	return job
+}
+
+var (
+	keysOnce sync.Once
+	keysCP   *runtime.Checkpoint
+	keysErr  error
+)
+
+// keysCheckpoint is a checkpoint of keysJob after benchKeys records: every
+// key is in state. Built once; sessions restore from it.
+func keysCheckpoint(b *testing.B) *runtime.Checkpoint {
+	keysOnce.Do(func() {
+		s, err := session.New(keysJob(), session.Options{CheckpointInterval: benchKeys})
+		if err != nil {
+			keysErr = err
+			return
+		}
+		defer s.Close()
+		if _, err := s.Run(context.Background(), session.RunOptions{Steps: benchKeys}); err != nil {
+			keysErr = err
+			return
+		}
+		keysCP = s.LatestCheckpoint()
+		if keysCP.Info().Position != benchKeys {
+			keysErr = strconv.ErrRange
+		}
+	})
+	if keysErr != nil {
+		b.Fatal(keysErr)
+	}
+	return keysCP
+}
+
+func keysSession(b *testing.B, interval int, trace bool) *session.Session {
+	s, err := session.New(keysJob(), session.Options{Options: runtime.Options{Trace: trace}, CheckpointInterval: interval,
+		Restore: keysCheckpoint(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// BenchmarkBack is one Back with 1M keys in state: restore the checkpoint
+// at record 1M and replay the records after it. replay is how many (half
+// the default checkpoint interval, the average). restore is the
+// checkpoint restore alone, the floor of any Back.
+func BenchmarkBack(b *testing.B) {
+	const replay = 500
+	b.Run("back", func(b *testing.B) {
+		s := keysSession(b, 1000, true)
+		defer s.Close()
+		if _, err := s.NextN(context.Background(), replay+1); err != nil {
+			b.Fatal(err)
+		}
+		b.ResetTimer()
+		for range b.N {
+			st, err := s.Back()
+			if err != nil || st.Reason != session.ReasonBack {
+				b.Fatal(err, st)
+			}
+			b.StopTimer()
+			if _, err := s.Next(); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
+		b.ReportMetric(replay, "replayed/op")
+	})
+	b.Run("restore", func(b *testing.B) {
+		cp := keysCheckpoint(b)
+		job := keysJob()
+		for range b.N {
+			e, err := runtime.NewExecutor(job, runtime.Options{}, cp)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			e.Close()
+			b.StartTimer()
+		}
+	})
+}
+
+// BenchmarkSessionNext is one Next with 1M keys in state. plain and
+// plain-trace take no checkpoint (the interval is beyond the run), so they
+// measure the step itself, with and without the trace the TUI reads;
+// interval-1000 has the default checkpoint interval, so every 1000th Next
+// also snapshots all 1M keys and the figure is the amortised cost.
+func BenchmarkSessionNext(b *testing.B) {
+	for _, bc := range []struct {
+		name     string
+		interval int
+		trace    bool
+	}{
+		{"plain", 1 << 40, false},
+		{"plain-trace", 1 << 40, true},
+		{"interval-1000", 1000, true},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			s := keysSession(b, bc.interval, bc.trace)
+			defer s.Close()
+			b.ResetTimer()
+			for range b.N {
+				if _, err := s.Next(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
