@@ -108,14 +108,14 @@ func TestCheckRestore(t *testing.T) {
 		allowed        bool // with it
 	}{
 		{name: "same job", job: build("wordcount"), restorable: true, allowed: true,
-			want: "ok count.count\nok Source: lines.offsets\nok Source: lines.watermark-generator\n"},
+			want: "ok count.count\nok Source: lines.offsets\n"},
 		{name: "other job", job: build("orders"), restorable: false, allowed: true,
-			want: "missing count.count\nmissing Source: lines.offsets\nmissing Source: lines.watermark-generator\n" +
-				"new Source: orders.offsets\nnew Source: orders.watermark-generator\nnew sum.by_product\nnew sum.total\n"},
+			want: "missing count.count\nmissing Source: lines.offsets\n" +
+				"new Source: orders.offsets\nnew sum.by_product\nnew sum.total\n"},
 		{name: "type changed and new operator", job: changedWordCount, restorable: false, allowed: false,
-			want: "changed count.count\nok Source: lines.offsets\nok Source: lines.watermark-generator\nnew extra.count\n"},
+			want: "changed count.count\nok Source: lines.offsets\nnew extra.count\n"},
 		{name: "max parallelism", job: build("wordcount"), maxParallelism: 64, restorable: false, allowed: false,
-			want: "max parallelism count.\nok count.count\nok Source: lines.offsets\nok Source: lines.watermark-generator\n"},
+			want: "max parallelism count.\nok count.count\nok Source: lines.offsets\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rep, err := runtime.CheckJob(tc.job(t), runtime.Options{MaxParallelism: tc.maxParallelism}, sp)

@@ -380,6 +380,15 @@ func (e *Executor) StepInto() (StepInfo, error) {
 }
 
 func (e *Executor) startSource() error {
+	if e.opts.WallClock != nil {
+		if now := e.opts.WallClock(); now > e.procTime {
+			e.advanceProcessingTime(now - e.procTime)
+			if len(e.procPending) > 0 {
+				// Fire the timers that came due before reading on.
+				return nil
+			}
+		}
+	}
 	for range e.sources {
 		st := e.sources[e.nextSrc%len(e.sources)]
 		e.nextSrc++

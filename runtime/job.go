@@ -269,6 +269,10 @@ type Options struct {
 	// FailAt injects one failure while source event FailAt (1-based) is
 	// read, to exercise recovery (0: never).
 	FailAt int64
+	// WallClock, when set, makes the processing clock follow it (epoch ms)
+	// before every source event: the opt-in wall-clock mode. Runs are then
+	// no longer deterministic.
+	WallClock func() int64
 	// StartProcessingTime is the virtual processing clock's start (epoch ms).
 	StartProcessingTime int64
 }

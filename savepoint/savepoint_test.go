@@ -366,10 +366,9 @@ func TestRescale(t *testing.T) {
 					bc++
 				}
 			}
-			// TODO(state.RedistributeOperatorState): at the old parallelism
-			// (2) every subtask keeps its own entries, union lists too;
-			// Flink gives union lists to every subtask even then.
-			if p != 2 && seen != 2 || bc != 1 {
+			// Union lists go whole to every subtask, also at the old
+			// parallelism (2), as Flink's getUnionListState promises.
+			if seen != 2 || bc != 1 {
 				t.Fatalf("parallelism %d subtask %d: %d union, %d broadcast entries", p, i, seen, bc)
 			}
 		}

@@ -4,19 +4,19 @@ package state
 // state from the per-subtask entries of a snapshot, as Flink's
 // RoundRobinOperatorStateRepartitioner does:
 //
-//   - at the same parallelism every subtask keeps exactly its own entries;
+//   - at the same parallelism every subtask keeps its own split list and
+//     broadcast entries;
 //   - split lists: the elements of all old subtasks, concatenated in subtask
 //     order, are cut into parallelism contiguous runs whose lengths differ by
 //     at most one (the first runs are the longer ones);
-//   - union lists: every subtask gets every element of every old subtask;
+//   - union lists: every subtask gets every element of every old subtask,
+//     also at the same parallelism (Flink's getUnionListState contract);
 //   - broadcast maps: every subtask gets the map of old subtask 0 (all hold
 //     the same map).
 //
 // Positions are renumbered from 0 per state.
 func RedistributeOperatorState(old [][]OperatorEntry, parallelism, index int) []OperatorEntry {
-	if len(old) == parallelism {
-		return renumber(append([]OperatorEntry(nil), old[index]...))
-	}
+	same := len(old) == parallelism
 	var names []string
 	byState := map[string][][]OperatorEntry{}
 	kinds := map[string]Kind{}
@@ -33,6 +33,10 @@ func RedistributeOperatorState(old [][]OperatorEntry, parallelism, index int) []
 	var out []OperatorEntry
 	for _, name := range names {
 		per := byState[name]
+		if same && kinds[name] != KindUnionList {
+			out = append(out, per[index]...)
+			continue
+		}
 		switch kinds[name] {
 		case KindBroadcast:
 			for _, es := range per {
