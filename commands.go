@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -53,6 +54,7 @@ type jobFlags struct {
 	AllowNonRestoredState bool   `help:"Drop savepoint state whose operator is not in the job instead of refusing."`
 	CheckpointInterval    int    `help:"Source records between in-memory checkpoints (default 1000)."`
 	OnBadRecord           string `help:"What to do with a malformed input line: fail or skip (logged)." enum:"fail,skip" default:"fail"`
+	WallClock             bool   `help:"Let processing time follow the wall clock instead of the virtual clock (runs are then not deterministic)."`
 }
 
 // open builds the job and a session over it, applying the precedence job
@@ -105,6 +107,10 @@ func (f *jobFlags) open(e *env, out io.Writer, trace bool) (*session.Session, er
 		if ok {
 			*dst = n
 		}
+	}
+	if f.WallClock {
+		opts.WallClock = func() int64 { return time.Now().UnixMilli() }
+		opts.StartProcessingTime = opts.WallClock()
 	}
 	if opts.Parallelism < 0 || opts.MaxParallelism < 0 || opts.CheckpointInterval < 0 {
 		return nil, usageError{errors.New("--parallelism, --max-parallelism and --checkpoint-interval must not be negative")}
