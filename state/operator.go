@@ -161,12 +161,22 @@ func (s *OperatorStore) States() []StateMeta {
 	var out []StateMeta
 	for _, st := range s.states {
 		m := st.meta
-		m.Entries = int64(len(st.list) + len(st.m))
+		m.Entries, m.Bytes = int64(len(st.list)+len(st.m)), 0
+		// Bytes counts encoded keys and values, as a savepoint's _metadata does.
+		for k, v := range st.m {
+			m.Bytes += int64(len(k) + len(st.value.AppendAny(nil, v)))
+		}
+		for _, v := range st.list {
+			m.Bytes += int64(len(st.value.AppendAny(nil, v)))
+		}
 		out = append(out, m)
 	}
 	for _, r := range s.restored {
 		m := r.meta
-		m.Entries = int64(len(r.entries))
+		m.Entries, m.Bytes = int64(len(r.entries)), 0
+		for _, e := range r.entries {
+			m.Bytes += int64(len(e.Key) + len(e.Value))
+		}
 		out = append(out, m)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].StateName < out[j].StateName })
