@@ -4,6 +4,11 @@
 // purging, custom), evictors (count, time), allowed lateness with re-firing
 // and a late-data side output.
 //
+// Of returns a WindowedStream configured by its methods (Trigger, Evictor,
+// AllowedLateness, SideOutputLateData, ElementCodec); the window functions
+// Reduce, Aggregate, Process and their *Process forms (which also get the
+// window) are functions, as Go methods cannot add type parameters.
+//
 //	counts := window.AggregateProcess(
 //		window.Of(byUser, window.TumblingEventTime(10*time.Second)).
 //			AllowedLateness(5*time.Second).SideOutputLateData(late),
