@@ -133,7 +133,7 @@ func pebbleOptions(fs vfs.FS, cache *pebble.Cache) *pebble.Options {
 		Logger:        quietLogger{},
 		// INVARIANT: list values are concatenations of length-prefixed
 		// elements, so concatenating operands is appending elements.
-		Merger: pebble.DefaultMerger,
+		Merger: listMerger,
 	}
 }
 

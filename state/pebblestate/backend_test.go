@@ -368,3 +368,38 @@ func randomKeys(r *rand.Rand, n int) [][]byte {
 	}
 	return keys
 }
+
+// TestListAcrossCommits appends to one list across many batch commits and
+// memtable flushes: merge operands then live in the batch, the memtable and
+// sstables at once, and must still concatenate in order.
+func TestListAcrossCommits(t *testing.T) {
+	b := openMem(t, all)
+	l := must(state.List("l", state.String).Bind(registry{b}))
+	setKey(b, "k")
+	pad := string(bytes.Repeat([]byte("p"), 4096))
+	const n = 3000
+	for i := range n {
+		check(t, l.Add(fmt.Sprint(i, pad)))
+	}
+	got := must(l.Get())
+	if len(got) != n {
+		t.Fatalf("%d elements, want %d", len(got), n)
+	}
+	for i, v := range got {
+		if v != fmt.Sprint(i, pad) {
+			t.Fatalf("element %d out of order", i)
+		}
+	}
+	_, kg := b.CurrentKey()
+	i := int64(0)
+	for e, err := range b.Entries(kg, "l") {
+		check(t, err)
+		if pos, _ := state.Position.Decode(e.UserKey); pos != i {
+			t.Fatalf("entry %d has position %d", i, pos)
+		}
+		i++
+	}
+	if i != n {
+		t.Fatalf("Entries gave %d elements, want %d", i, n)
+	}
+}

@@ -25,8 +25,9 @@
 // does the same): MapGet/MapPut touch one entry, MapRange is a prefix scan.
 //
 // List state is one key per list whose value is the concatenation of the
-// elements, each [uvarint length][encoding], with pebble's concatenating
-// merger (pebble.DefaultMerger) as merge operator — Flink's RocksDB backend
+// elements, each [uvarint length][encoding], with a concatenating merge
+// operator (listMerger; pebble.DefaultMerger concatenates too but is
+// quadratic in the number of operands on reads) — Flink's RocksDB backend
 // uses RocksDB's string-append operator the same way. ListAppend is a blind
 // Merge: it never reads the list, and merging namespaces merges one whole
 // list value onto another. Per-element keys were the alternative; they need
