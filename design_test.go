@@ -32,6 +32,7 @@ var importRules = []struct {
 	{"tui", []string{"state", "savepoint", "savepoint/flink", "runtime", "runtime/session", "query", "tui/styles", "tui/keys"}},
 	{"tui/styles", nil},
 	{"tui/keys", nil},
+	{"query/querytest", []string{"state", "query", "savepoint", "runtime", "runtime/session", "fixtures"}},
 }
 
 func TestImportRules(t *testing.T) {
