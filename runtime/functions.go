@@ -200,7 +200,7 @@ func (c collector[U]) Collect(v U) { c.op.Emit(v) }
 // Map applies f to every record.
 func Map[T, U any](in Input[T], name string, f MapFunction[T, U], opts ...Option) *Stream[U] {
 	return AddOperator[T, U](in, name, func() Operator {
-		f := cloneFunc(f)
+		f := CloneFunc(f)
 		return &userOp{fn: f, process: func(ctx *OperatorContext, r Record) error {
 			out, err := f.Map(r.Value.(T))
 			if err != nil {
@@ -215,7 +215,7 @@ func Map[T, U any](in Input[T], name string, f MapFunction[T, U], opts ...Option
 // FlatMap applies f to every record; f emits any number of records.
 func FlatMap[T, U any](in Input[T], name string, f FlatMapFunction[T, U], opts ...Option) *Stream[U] {
 	return AddOperator[T, U](in, name, func() Operator {
-		f := cloneFunc(f)
+		f := CloneFunc(f)
 		var c collector[U]
 		return &userOp{fn: f, process: func(ctx *OperatorContext, r Record) error {
 			c.op = ctx
@@ -227,7 +227,7 @@ func FlatMap[T, U any](in Input[T], name string, f FlatMapFunction[T, U], opts .
 // Filter keeps the records f accepts.
 func Filter[T any](in Input[T], name string, f FilterFunction[T], opts ...Option) *Stream[T] {
 	return AddOperator[T, T](in, name, func() Operator {
-		f := cloneFunc(f)
+		f := CloneFunc(f)
 		return &userOp{fn: f, process: func(ctx *OperatorContext, r Record) error {
 			ok, err := f.Filter(r.Value.(T))
 			if err != nil || !ok {
@@ -244,7 +244,7 @@ func Filter[T any](in Input[T], name string, f FilterFunction[T], opts ...Option
 // gets its timers.
 func Process[T, U any](in Input[T], name string, f ProcessFunction[T, U], opts ...Option) *Stream[U] {
 	return AddOperator[T, U](in, name, func() Operator {
-		f := cloneFunc(f)
+		f := CloneFunc(f)
 		pc := &ProcessContext[U]{}
 		op := &userOp{fn: f, process: func(ctx *OperatorContext, r Record) error {
 			pc.op = ctx
@@ -263,7 +263,7 @@ func Process[T, U any](in Input[T], name string, f ProcessFunction[T, U], opts .
 // Sink consumes every record with f; sinks end a job.
 func Sink[T any](in Input[T], name string, f SinkFunction[T], opts ...Option) {
 	s := AddOperator[T, T](in, name, func() Operator {
-		f := cloneFunc(f)
+		f := CloneFunc(f)
 		return &userOp{fn: f, process: func(ctx *OperatorContext, r Record) error {
 			ctx.exec.recordOutput(ctx, r.Value)
 			return f.Invoke(r.Value.(T))

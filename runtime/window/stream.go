@@ -3,7 +3,6 @@ package window
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"time"
 
 	"streamdbg/runtime"
@@ -254,7 +253,7 @@ func build[K, T, V, OUT any](ws *WindowedStream[K, T], name string, c contents[T
 	cfg := ws.cfg
 	codec := ws.codec
 	out := runtime.AddOperator[T, OUT](ws.in, name, func() runtime.Operator {
-		f := &typedFunc[K, T, V, OUT]{c: c, pf: cloneFunc(pf), evicting: cfg.evictor != nil, evictor: cfg.evictor, codec: codec}
+		f := &typedFunc[K, T, V, OUT]{c: c, pf: runtime.CloneFunc(pf), evicting: cfg.evictor != nil, evictor: cfg.evictor, codec: codec}
 		return &operator{cfg: cfg, fn: f}
 	}, opts...)
 	runtime.SetTimerNamespace(out, windowNS)
@@ -354,16 +353,4 @@ func (f *typedFunc[K, T, V, OUT]) close() error {
 		return r.Close()
 	}
 	return nil
-}
-
-// cloneFunc gives each subtask its own shallow copy of a function held by
-// pointer to a struct, as runtime does for its functions.
-func cloneFunc[F any](f F) F {
-	v := reflect.ValueOf(f)
-	if !v.IsValid() || v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-		return f
-	}
-	c := reflect.New(v.Elem().Type())
-	c.Elem().Set(v.Elem())
-	return c.Interface().(F)
 }
