@@ -171,6 +171,10 @@ func (c *OperatorContext) DeleteTimer(d TimeDomain, ts int64, ns []byte) error {
 	return q.Delete(t)
 }
 
+// Tracing reports whether steps are traced: an operator can skip building
+// the attributes of Trace when nobody reads them.
+func (c *OperatorContext) Tracing() bool { return c.exec.trace != nil }
+
 // Trace notes an event of the operator's own in the step's trace (windows
 // report "window fired", "late record", "merged").
 func (c *OperatorContext) Trace(what string, attrs ...any) {

@@ -130,10 +130,14 @@ func (o *operator) ProcessElement(ctx *runtime.OperatorContext, r runtime.Record
 	}
 	if skipped && o.isElementLate(r) {
 		if o.cfg.hasLate {
-			ctx.Trace("late record", "timestamp", state.MillisValue(r.Timestamp), "watermark", state.MillisValue(ctx.Watermark()), "to", "side output "+o.cfg.lateTag)
+			if ctx.Tracing() {
+				ctx.Trace("late record", "timestamp", state.MillisValue(r.Timestamp), "watermark", state.MillisValue(ctx.Watermark()), "to", "side output "+o.cfg.lateTag)
+			}
 			ctx.EmitSide(o.cfg.lateTag, r.Value)
 		} else {
-			ctx.Trace("late record", "timestamp", state.MillisValue(r.Timestamp), "watermark", state.MillisValue(ctx.Watermark()), "to", "dropped")
+			if ctx.Tracing() {
+				ctx.Trace("late record", "timestamp", state.MillisValue(r.Timestamp), "watermark", state.MillisValue(ctx.Watermark()), "to", "dropped")
+			}
 		}
 	}
 	return nil
@@ -142,7 +146,9 @@ func (o *operator) ProcessElement(ctx *runtime.OperatorContext, r runtime.Record
 // onElement adds r to window w whose contents live under stateWindow and
 // asks the trigger what to do.
 func (o *operator) onElement(w, stateWindow Window, r runtime.Record) error {
-	o.oc.Trace("window assigned", "window", w)
+	if o.oc.Tracing() {
+		o.oc.Trace("window assigned", "window", w)
+	}
 	ns := o.ns(stateWindow)
 	had, err := o.fn.add(o.contents, ns, r)
 	if err != nil {
@@ -172,7 +178,9 @@ func (o *operator) act(res TriggerResult, w, stateWindow Window) error {
 		}
 	}
 	if res.IsPurge() {
-		o.oc.Trace("window purged", "window", w, "by", "trigger")
+		if o.oc.Tracing() {
+			o.oc.Trace("window purged", "window", w, "by", "trigger")
+		}
 		return o.contents.Clear(o.ns(stateWindow))
 	}
 	return nil
@@ -182,7 +190,9 @@ func (o *operator) act(res TriggerResult, w, stateWindow Window) error {
 // n is the number of values the function gets: elements for Process, one
 // for Reduce and Aggregate.
 func (o *operator) traceFired(w Window, n int) {
-	o.oc.Trace("window fired", "window", w, "values", n)
+	if o.oc.Tracing() {
+		o.oc.Trace("window fired", "window", w, "values", n)
+	}
 }
 
 func (o *operator) OnTimer(ctx *runtime.OperatorContext, t state.Timer, d runtime.TimeDomain) error {
@@ -232,7 +242,9 @@ func (o *operator) OnTimer(ctx *runtime.OperatorContext, t state.Timer, d runtim
 // clearAll drops a window at its cleanup time: contents, trigger state and
 // its place in the merging set.
 func (o *operator) clearAll(w, stateWindow Window, set *mergingSet) error {
-	o.oc.Trace("window purged", "window", w, "by", "cleanup")
+	if o.oc.Tracing() {
+		o.oc.Trace("window purged", "window", w, "by", "cleanup")
+	}
 	if err := o.contents.Clear(o.ns(stateWindow)); err != nil {
 		return err
 	}
@@ -415,7 +427,9 @@ func (o *operator) mergeWindows(result Window, merged []Window, target Window, m
 		return fmt.Errorf("window operator %q: merging into %s would make a window end before the watermark %s",
 			o.oc.OperatorName(), result, state.FormatMillis(o.oc.Watermark()))
 	}
-	o.oc.Trace("windows merged", "into", result, "merged", slices.Clone(merged))
+	if o.oc.Tracing() {
+		o.oc.Trace("windows merged", "into", result, "merged", slices.Clone(merged))
+	}
 	tc := o.tctx.at(result)
 	tc.merged = merged
 	err := o.cfg.trigger.OnMerge(tc, result)
