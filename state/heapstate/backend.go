@@ -172,11 +172,13 @@ func (b *Backend) Register(d state.StateDesc) (state.Table, error) {
 			return nil, fmt.Errorf("heapstate: restored state %q cannot be read as declared: %s", name, why)
 		}
 		for _, kg := range sortedKeys(r.byKG) {
+			t.presize(kg, len(r.byKG[kg]))
 			for _, e := range r.byKG[kg] {
 				if err := t.load(e); err != nil {
 					return nil, err
 				}
 			}
+			r.byKG[kg] = nil // let the restored bytes go as they are decoded
 		}
 		delete(b.restored, name)
 	}

@@ -368,6 +368,15 @@ func (t *table) MergeNamespaces(target []byte, sources [][]byte) error {
 }
 
 // load decodes one snapshotted entry into the table.
+// presize makes room for n restored entries of key group kg, so a restore
+// does not grow the maps step by step.
+func (t *table) presize(kg, n int) {
+	i := kg - t.b.groups.Start
+	if t.vals != nil && t.vals[i] == nil {
+		t.vals[i] = make(map[string]*cell, n)
+	}
+}
+
 func (t *table) load(e state.Entry) error {
 	v, err := t.desc.Value.DecodeAny(e.Value)
 	if err != nil {
