@@ -39,6 +39,7 @@ type Session struct {
 	nextCPID    int64
 	commands    []timeCommand // recorded for replay by Back
 	marks       []int64       // where stepping commands started, for Back
+	adaptive    bool          // the checkpoint interval grows with the state
 
 	breakpoints []*Breakpoint
 	nextBPID    int
@@ -72,7 +73,8 @@ type timeCommand struct {
 // error here is a job that cannot start, such as keyed state on a stream
 // that is not keyed.
 func New(job *runtime.Job, opts Options) (*Session, error) {
-	if opts.CheckpointInterval <= 0 {
+	adaptive := opts.CheckpointInterval <= 0
+	if adaptive {
 		opts.CheckpointInterval = 1000
 	}
 	if opts.KeepCheckpoints <= 0 {
@@ -81,7 +83,7 @@ func New(job *runtime.Job, opts Options) (*Session, error) {
 	if opts.OutputLimit <= 0 {
 		opts.OutputLimit = 1000
 	}
-	s := &Session{job: job, opts: opts, log: opts.Log}
+	s := &Session{job: job, opts: opts, log: opts.Log, adaptive: adaptive}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -176,10 +178,24 @@ func (s *Session) afterNext() error {
 		return nil
 	}
 	pos := s.exec.Position()
-	if pos%int64(s.opts.CheckpointInterval) == 0 && s.checkpoints[len(s.checkpoints)-1].Info().Position < pos {
+	last := s.checkpoints[len(s.checkpoints)-1]
+	if pos-last.Info().Position >= s.checkpointEvery(last) {
 		return s.checkpoint()
 	}
 	return nil
+}
+
+// checkpointEvery is the distance in records to the next checkpoint. An
+// interval set by the user is kept exactly; the default one grows with the
+// state (one record per 2 KiB of the last checkpoint), so that large states
+// do not spend their time checkpointing. Both depend only on the job, input
+// and commands, so runs stay deterministic.
+func (s *Session) checkpointEvery(last *runtime.Checkpoint) int64 {
+	every := int64(s.opts.CheckpointInterval)
+	if s.adaptive {
+		every = max(every, int64(last.Size())/2048)
+	}
+	return every
 }
 
 // LatestCheckpoint is the most recent in-memory checkpoint.
