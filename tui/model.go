@@ -51,6 +51,7 @@ type Model struct {
 	browser    *browser
 	busy       *background
 	count      string // a count typed before N
+	selected   bool   // the first keyed subtask was selected
 	status     string
 	statusErr  bool
 }
@@ -114,7 +115,8 @@ func recordStyle(st *styles.Styles, l string) string {
 func (m *Model) refresh() {
 	m.snap = takeSnapshot(m.s)
 	m.plan.setLines(m.snap.plan, len(m.snap.subtasks))
-	if m.focusDefault() {
+	if !m.selected {
+		m.selected = true
 		// Start on the first subtask with keyed state.
 		for i, ref := range m.snap.subtasks {
 			if ref.operator != nil && ref.operator.Keyed {
@@ -132,8 +134,6 @@ func (m *Model) refresh() {
 	m.output.setLines(m.snap.outputs)
 	m.selectSubtask()
 }
-
-func (m *Model) focusDefault() bool { return m.snap.stop == nil && m.plan.sel == 0 }
 
 func (m *Model) selectSubtask() {
 	if m.plan.sel < len(m.snap.subtasks) {
