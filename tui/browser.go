@@ -227,7 +227,7 @@ func (b *browser) key(k tea.KeyPressMsg) tea.Cmd {
 		return b.quit()
 	case key.Matches(k, b.keys.Help):
 		lines := strings.Split(b.help.FullHelpView(b.keys.FullHelp()), "\n")
-		b.overlay = &overlay{keys: b.keys, title: "Help · esc closes", text: append(lines, "", "In the browser: tab switches states/entries, : runs a query on the savepoint, / filters the entries")}
+		b.overlay = &overlay{keys: b.keys, title: "Help · esc closes", text: append(lines, "", "In the browser: tab switches states/entries, : runs a query on the savepoint (SELECT ... WHERE ... filters)")}
 		b.overlay.SetSize(b.w, b.h-3)
 	case key.Matches(k, b.keys.Command):
 		b.promptMode = "query"
