@@ -417,6 +417,7 @@ func keyedScan(cat Catalog, m state.StateMeta, pd pushdown) scan {
 	slices.Sort(kgs)
 	kgs = slices.Compact(kgs)
 	s.keyed.KeyGroups = kgs
+	s.keyed.Keys = keys
 	if len(kgs) == 0 {
 		s.keyGroups = "none"
 		return s

@@ -71,15 +71,6 @@ func (c liveCatalog) States() []state.StateMeta {
 	return out
 }
 
-func (c liveCatalog) metaOf(inst *opInstance, name string) (state.StateMeta, bool) {
-	for _, m := range inst.keyed.States() {
-		if m.StateName == name {
-			return m, true
-		}
-	}
-	return state.StateMeta{}, false
-}
-
 func (c liveCatalog) Keyed(scan state.KeyedScan) iter.Seq2[state.KeyedRow, error] {
 	return func(yield func(state.KeyedRow, error) bool) {
 		for _, info := range c.e.plan.Operators {
@@ -107,9 +98,10 @@ func (c liveCatalog) scanInstance(inst *opInstance, scan state.KeyedScan, timers
 		}
 	}
 	metas := map[string]state.StateMeta{}
-	for _, m := range inst.keyed.States() {
+	for _, m := range inst.keyed.Describe() {
 		metas[m.StateName] = m
 	}
+	keys := state.NewKeyFilter(inst.info.KeyType, scan.Keys)
 	for _, kg := range groups {
 		if !rng.Contains(kg) {
 			continue
@@ -120,7 +112,7 @@ func (c liveCatalog) scanInstance(inst *opInstance, scan state.KeyedScan, timers
 				return false
 			}
 			isTimer := state.TimerDomain(en.State) != ""
-			if isTimer != timers {
+			if isTimer != timers || !keys.Match(en.Key) {
 				continue
 			}
 			m := metas[en.State]

@@ -39,7 +39,7 @@ func (e *Executor) SavepointSnapshot(checkpointID int64) (*savepoint.Snapshot, e
 			}
 			if inst.keyed != nil {
 				kb := inst.keyed
-				for _, m := range kb.States() {
+				for _, m := range kb.Describe() {
 					addMeta(metas, m)
 				}
 				sub.Keyed = func(kg int) iter.Seq2[state.Entry, error] { return kb.Entries(kg, "") }

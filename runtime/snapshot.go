@@ -217,7 +217,7 @@ func (e *Executor) Checkpoint(id int64) (*Checkpoint, error) {
 				addMeta(metas, m)
 			}
 			if inst.keyed != nil {
-				for _, m := range inst.keyed.States() {
+				for _, m := range inst.keyed.Describe() {
 					addMeta(metas, m)
 				}
 				var buf bytes.Buffer

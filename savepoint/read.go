@@ -343,6 +343,7 @@ func (s *Savepoint) Keyed(scan state.KeyedScan) iter.Seq2[state.KeyedRow, error]
 	return func(yield func(state.KeyedRow, error) bool) {
 		var cur state.StateMeta
 		var curOp *operator
+		var keys *state.KeyFilter
 		skip := false
 		err := s.keyedScan(scan.OperatorID, scan.KeyGroups, false, func(op *operator, sub *SubtaskMeta, e state.Entry) bool {
 			if op != curOp || e.State != cur.StateName {
@@ -353,8 +354,9 @@ func (s *Savepoint) Keyed(scan state.KeyedScan) iter.Seq2[state.KeyedRow, error]
 				}
 				cur = m
 				skip = scan.StateName != "" && e.State != scan.StateName || scan.StateName == "" && isTimer(m)
+				keys = state.NewKeyFilter(m.KeyType, scan.Keys)
 			}
-			if skip {
+			if skip || !keys.Match(e.Key) {
 				return true
 			}
 			row := state.KeyedRow{OperatorID: op.info.ID, OperatorName: op.info.Name, Subtask: sub.Index, KeyGroup: e.KeyGroup,

@@ -45,8 +45,12 @@ type KeyedBackend interface {
 	SetCurrentKey(key []byte, keyGroup int)
 	// CurrentKey returns what SetCurrentKey set.
 	CurrentKey() (key []byte, keyGroup int)
-	// States lists every declared, restored and timer state, ordered by name.
+	// States lists every declared, restored and timer state, ordered by
+	// name, with entry counts and bytes (which may cost a scan).
 	States() []StateMeta
+	// Describe lists the same states without counting: Entries and Bytes
+	// are zero. It costs nothing per entry.
+	Describe() []StateMeta
 	// Entries yields the entries of one key group in Entry order; a non-empty
 	// stateName restricts them to that state. The yielded slices are only
 	// valid until the next iteration step.

@@ -1,6 +1,9 @@
 package state
 
-import "iter"
+import (
+	"bytes"
+	"iter"
+)
 
 // This file holds the row model that every holder of state presents: a live
 // job (runtime/session), our savepoints (savepoint) and Flink's
@@ -64,8 +67,50 @@ type TimerRow struct {
 type KeyedScan struct {
 	OperatorID string
 	StateName  string
-	// KeyGroups restricts the scan to these key groups; nil means all.
+	// KeyGroups restricts the scan to these key groups; nil means all, an
+	// empty non-nil slice none.
 	KeyGroups []int
+	// Keys, when not nil, are the only keys the reader wants (query
+	// literals, dynamic values). A catalog may drop rows of other keys before
+	// decoding them — by comparing encoded bytes (see KeyFilter) — or return
+	// them anyway: the reader filters again.
+	Keys []any
+}
+
+// KeyFilter matches encoded keys against the literals of KeyedScan.Keys for
+// one key type. A nil *KeyFilter matches everything.
+type KeyFilter struct {
+	keys [][]byte
+}
+
+// NewKeyFilter encodes literals as keys of keyType; it returns nil (match
+// everything) when there are no literals or one cannot be encoded.
+func NewKeyFilter(keyType string, literals []any) *KeyFilter {
+	if literals == nil {
+		return nil
+	}
+	f := &KeyFilter{}
+	for _, l := range literals {
+		b, ok := EncodeKeyLiteral(keyType, l)
+		if !ok {
+			return nil
+		}
+		f.keys = append(f.keys, b)
+	}
+	return f
+}
+
+// Match reports whether an encoded key is one of the filter's keys.
+func (f *KeyFilter) Match(key []byte) bool {
+	if f == nil {
+		return true
+	}
+	for _, k := range f.keys {
+		if bytes.Equal(k, key) {
+			return true
+		}
+	}
+	return false
 }
 
 // OperatorScan selects operator state rows.

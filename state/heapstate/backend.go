@@ -257,6 +257,18 @@ func (b *Backend) source(name string) entrySource {
 
 // States lists every declared, restored and timer state, ordered by name,
 // with entry and byte counts. It encodes every value: O(state size).
+// Describe implements state.KeyedBackend: States without counting.
+func (b *Backend) Describe() []state.StateMeta {
+	names := b.stateNames()
+	metas := make([]state.StateMeta, 0, len(names))
+	for _, name := range names {
+		m := b.source(name).describe()
+		m.Entries, m.Bytes = 0, 0
+		metas = append(metas, m)
+	}
+	return metas
+}
+
 func (b *Backend) States() []state.StateMeta {
 	names := b.stateNames()
 	metas := make([]state.StateMeta, 0, len(names))

@@ -166,6 +166,16 @@ func (b *Backend) CurrentKey() ([]byte, int) { return b.key, b.keyGroup }
 
 // States lists every declared, restored and timer state, ordered by name,
 // with entry and byte counts. It reads every entry: O(state size).
+// Describe implements state.KeyedBackend: States without counting.
+func (b *Backend) Describe() []state.StateMeta {
+	out := make([]state.StateMeta, len(b.sorted))
+	for i, si := range b.sorted {
+		out[i] = si.meta
+		out[i].Entries, out[i].Bytes = 0, 0
+	}
+	return out
+}
+
 func (b *Backend) States() []state.StateMeta {
 	out := make([]state.StateMeta, len(b.sorted))
 	for i, si := range b.sorted {
