@@ -41,6 +41,12 @@ func showRecord(v any) string {
 		return fmt.Sprintf("%q", x)
 	case nil:
 		return "·"
+	case interface{ AppendJSON([]byte) []byte }:
+		// The record as the job's sink writes it, fields in its order.
+		return string(x.AppendJSON(nil))
+	}
+	if b, err := json.Marshal(v); err == nil {
+		return string(b)
 	}
 	if b, err := json.Marshal(state.ToDynamic(v)); err == nil {
 		return string(b)
