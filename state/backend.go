@@ -1,6 +1,8 @@
 package state
 
 import (
+	"bytes"
+	"cmp"
 	"errors"
 	"iter"
 )
@@ -119,4 +121,19 @@ type TimerQueue interface {
 	// Pop removes and returns the earliest timer.
 	Pop() (Timer, bool, error)
 	Len() int
+}
+
+// CompareTimers is the firing order of a TimerQueue: timestamp, then key
+// group, key and namespace, so that equal timestamps fire deterministically.
+func CompareTimers(a, b Timer) int {
+	if c := cmp.Compare(a.Timestamp, b.Timestamp); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.KeyGroup, b.KeyGroup); c != 0 {
+		return c
+	}
+	if c := bytes.Compare(a.Key, b.Key); c != 0 {
+		return c
+	}
+	return bytes.Compare(a.Namespace, b.Namespace)
 }

@@ -112,19 +112,8 @@ func (q *timerQueue) Pop() (state.Timer, bool, error) {
 
 func (q *timerQueue) Len() int { return len(q.heap) }
 
-// compareTimers is the firing order: timestamp, key group, key, namespace.
-func compareTimers(a, b state.Timer) int {
-	if c := cmp.Compare(a.Timestamp, b.Timestamp); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.KeyGroup, b.KeyGroup); c != 0 {
-		return c
-	}
-	if c := bytes.Compare(a.Key, b.Key); c != 0 {
-		return c
-	}
-	return bytes.Compare(a.Namespace, b.Namespace)
-}
+// compareTimers is the firing order of every TimerQueue.
+var compareTimers = state.CompareTimers
 
 func (q *timerQueue) less(i, j int) bool { return compareTimers(q.heap[i].t, q.heap[j].t) < 0 }
 
