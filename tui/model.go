@@ -254,6 +254,10 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		m.showHelp()
 	case m.overlay != nil:
 		m.overlay.Update(k)
+	case key.Matches(k, m.keys.NextOp, m.keys.PrevOp):
+		// The state pane shows the selected subtask's operator whichever
+		// pane has the focus (the plan, usually, while choosing).
+		m.state.Update(k)
 	case key.Matches(k, m.keys.NextPane):
 		m.focus = (m.focus + 1) % paneCount
 	case key.Matches(k, m.keys.PrevPane):

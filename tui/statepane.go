@@ -5,6 +5,8 @@ import (
 	"iter"
 	"strconv"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
@@ -31,7 +33,10 @@ type statePane struct {
 	cond    *query.Compiled
 	pager   *pager
 	cols    []column
-	w, h    int
+	// chosen is the operator picked with < and > in each task (by name),
+	// kept while the selection moves between subtasks and tasks.
+	chosen map[string]string
+	w, h   int
 }
 
 func (p *statePane) SetSize(w, h int) {
@@ -46,6 +51,13 @@ func (p *statePane) pageSize() int { return max(1, p.h-3) }
 // setSource points the pane at a subtask of a (new) live catalog; it keeps
 // the scroll position when the operator, subtask and tab stay the same.
 func (p *statePane) setSource(cat state.Catalog, ref subtaskRef, changes map[string]change) {
+	if id, ok := p.chosen[ref.task]; ok {
+		for _, op := range ref.operators {
+			if op.ID == id {
+				ref.operator = op
+			}
+		}
+	}
 	same := p.pager != nil && p.ref.operator == ref.operator && p.ref.index == ref.index && p.ref.task == ref.task
 	p.cat, p.ref, p.changes = cat, ref, changes
 	p.rebuild(same)
@@ -117,6 +129,10 @@ func (p *statePane) Update(msg tea.Msg) {
 		case key.Matches(msg, p.keys.PrevTab):
 			p.tab = (p.tab + len(stateTabs) - 1) % len(stateTabs)
 			p.rebuild(false)
+		case key.Matches(msg, p.keys.NextOp):
+			p.pickOperator(1)
+		case key.Matches(msg, p.keys.PrevOp):
+			p.pickOperator(-1)
 		case key.Matches(msg, p.keys.Up):
 			p.pager.up(1)
 		case key.Matches(msg, p.keys.Down):
@@ -137,19 +153,65 @@ func (p *statePane) Update(msg tea.Msg) {
 	}
 }
 
+// pickOperator moves to the next (+1) or previous (-1) operator of the
+// selected subtask's chain, wrapping around.
+func (p *statePane) pickOperator(d int) {
+	ops := p.ref.operators
+	if len(ops) < 2 {
+		return
+	}
+	i := p.opIndex()
+	op := ops[(i+d+len(ops))%len(ops)]
+	if p.chosen == nil {
+		p.chosen = map[string]string{}
+	}
+	p.chosen[p.ref.task] = op.ID
+	p.ref.operator = op
+	if !op.Keyed && stateTabs[p.tab] != "operator" {
+		p.tab = 1 // an operator without keys has operator state only
+	}
+	p.rebuild(false)
+}
+
+// opIndex is the position of the shown operator in its chain.
+func (p *statePane) opIndex() int {
+	for i, op := range p.ref.operators {
+		if op == p.ref.operator {
+			return i
+		}
+	}
+	return 0
+}
+
+// title names the operator (its place in the chain when there are several),
+// the subtask, its key groups and the tabs. A narrow pane gets the active
+// tab only, with its place among the tabs.
 func (p *statePane) title(st *styles.Styles) string {
 	if p.ref.operator == nil {
 		return "State"
 	}
-	t := fmt.Sprintf("State · %s [%d/%d] · kg %d–%d ·", p.ref.operator.Name, p.ref.index, p.ref.parallel, p.ref.groups.Start, p.ref.groups.End)
+	t := "State · " + p.ref.operator.Name
+	if n := len(p.ref.operators); n > 1 {
+		t += fmt.Sprintf(" ‹op %d/%d›", p.opIndex()+1, n)
+	}
+	t += fmt.Sprintf(" [%d/%d]", p.ref.index, p.ref.parallel)
+	kg := fmt.Sprintf(" · kg %d–%d ·", p.ref.groups.Start, p.ref.groups.End)
+	tabs := ""
 	for i, name := range stateTabs {
 		if i == p.tab {
-			t += " " + st.TabActive.Render(name)
+			tabs += " " + st.TabActive.Render(name)
 		} else {
-			t += " " + st.Tab.Render(name)
+			tabs += " " + st.Tab.Render(name)
 		}
 	}
-	return t
+	if ansi.StringWidth(t+kg+tabs) <= p.w-5 {
+		return t + kg + tabs
+	}
+	short := fmt.Sprintf(" · %s %d/%d", st.TabActive.Render(stateTabs[p.tab]), p.tab+1, len(stateTabs))
+	if ansi.StringWidth(t+kg+short) <= p.w-5 {
+		return t + kg + short
+	}
+	return t + short
 }
 
 func (p *statePane) View(st *styles.Styles, focused bool) string {
@@ -223,7 +285,7 @@ func (p *statePane) usedColumns(rows [][]string) ([]column, []int) {
 }
 
 func (p *statePane) Help() []key.Binding {
-	return []key.Binding{p.keys.NextTab, p.keys.Up, p.keys.Down, p.keys.PageDown, p.keys.Filter}
+	return []key.Binding{p.keys.NextTab, p.keys.NextOp, p.keys.Up, p.keys.Down, p.keys.PageDown, p.keys.Filter}
 }
 
 // keyedSource reads one operator's keyed state in one subtask.

@@ -385,3 +385,55 @@ func TestResize(t *testing.T) {
 		t.Fatalf("60x16: %d lines", n)
 	}
 }
+
+// < and > pick the operator of the selected chain: the source's operator
+// state (its offsets) and the sink of count -> out become browsable.
+func TestPickOperator(t *testing.T) {
+	m := newModel(t, 120, 40)
+	press(t, m, "n", "n")
+	if op := m.state.ref.operator.Name; op != "count" {
+		t.Fatalf("starts on %s, want count", op)
+	}
+	press(t, m, ">")
+	if op := m.state.ref.operator.Name; op != "out" {
+		t.Fatalf("> gave %s, want out", op)
+	}
+	if got := screen(m.View()); !strings.Contains(got, "State · out ‹op 2/2› [0/2]") {
+		t.Fatalf("title does not show the operator:\n%s", got)
+	}
+	if stateTabs[m.state.tab] != "operator" {
+		t.Fatalf("a keyless operator stays on the %s tab", stateTabs[m.state.tab])
+	}
+	press(t, m, "<")
+	if op := m.state.ref.operator.Name; op != "count" {
+		t.Fatalf("< gave %s, want count", op)
+	}
+	// The source task: its first operator holds the read offsets.
+	m.focus = panePlan
+	press(t, m, "g")
+	if op := m.state.ref.operator.Name; op != "Source: lines" {
+		t.Fatalf("plan top selects %s", op)
+	}
+	m.state.tab = 1
+	m.state.rebuild(false)
+	if len(m.state.pager.page) == 0 || m.state.pager.page[0].cells[0] != "offsets" {
+		t.Fatalf("no source offsets: %+v", m.state.pager.page)
+	}
+	press(t, m, ">")
+	if op := m.state.ref.operator.Name; op != "tokenize" {
+		t.Fatalf("> in the source chain gave %s", op)
+	}
+	// The choice is kept per task while the selection moves.
+	press(t, m, "j")
+	press(t, m, "g")
+	if op := m.state.ref.operator.Name; op != "tokenize" {
+		t.Fatalf("choice lost: %s", op)
+	}
+	if got := screen(m.View()); !strings.Contains(got, "‹op 2/2›") {
+		t.Fatal("title lacks the operator place")
+	}
+	m.showHelp()
+	if !strings.Contains(screen(m.View()), "next operator") {
+		t.Fatal("help lacks the operator keys")
+	}
+}

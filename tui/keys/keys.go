@@ -23,6 +23,8 @@ type KeyMap struct {
 	PrevPane    key.Binding
 	NextTab     key.Binding
 	PrevTab     key.Binding
+	NextOp      key.Binding
+	PrevOp      key.Binding
 	Up          key.Binding
 	Down        key.Binding
 	PageUp      key.Binding
@@ -57,6 +59,8 @@ func Default() KeyMap {
 		PrevPane:    key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous pane")),
 		NextTab:     key.NewBinding(key.WithKeys("right", "l", "]"), key.WithHelp("→/l", "next tab")),
 		PrevTab:     key.NewBinding(key.WithKeys("left", "h", "["), key.WithHelp("←/h", "previous tab")),
+		NextOp:      key.NewBinding(key.WithKeys(">"), key.WithHelp(">", "next operator of the chain")),
+		PrevOp:      key.NewBinding(key.WithKeys("<"), key.WithHelp("<", "previous operator")),
 		Up:          key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
 		Down:        key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
 		PageUp:      key.NewBinding(key.WithKeys("pgup", "ctrl+b"), key.WithHelp("pgup", "page up")),
@@ -82,7 +86,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Next, k.NextMany, k.Step, k.Continue, k.Back, k.Restart, k.Interrupt},
 		{k.Break, k.Breakpoints, k.Watch, k.Savepoint, k.Open, k.Command, k.Filter},
-		{k.NextPane, k.PrevPane, k.NextTab, k.PrevTab, k.Up, k.Down, k.PageUp, k.PageDown, k.Top},
+		{k.NextPane, k.PrevPane, k.NextTab, k.PrevTab, k.NextOp, k.PrevOp, k.Up, k.Down, k.PageUp, k.PageDown, k.Top},
 		{k.Help, k.Close, k.Quit},
 	}
 }
