@@ -170,27 +170,44 @@ func (r *sectionReader) close() {
 	}
 }
 
+// open opens the file once.
+func (r *sectionReader) open() error {
+	if r.f != nil {
+		return nil
+	}
+	f, err := r.s.fs.Open(r.s.fs.PathJoin(r.s.dir, r.name))
+	if err != nil {
+		return fmt.Errorf("savepoint: %w", err)
+	}
+	r.f = f
+	return nil
+}
+
 // read returns the checked bytes of [off, off+size); what names the section
 // in errors ("key group 5").
 func (r *sectionReader) read(off, size int64, crc uint32, what string) ([]byte, error) {
-	path := r.s.fs.PathJoin(r.s.dir, r.name)
-	if r.f == nil {
-		f, err := r.s.fs.Open(path)
-		if err != nil {
-			return nil, fmt.Errorf("savepoint: %w", err)
-		}
-		r.f = f
+	if err := r.open(); err != nil {
+		return nil, err
 	}
+	b, err := r.readInto(r.buf, off, size, crc, what)
+	if r.reuse && err == nil {
+		r.buf = b
+	}
+	return b, err
+}
+
+// readInto reads and checks [off, off+size) into dst when it is large
+// enough, else into a new buffer. The file must be open; ReadAt is safe to
+// call while another section is decoded.
+func (r *sectionReader) readInto(dst []byte, off, size int64, crc uint32, what string) ([]byte, error) {
+	path := r.s.fs.PathJoin(r.s.dir, r.name)
 	// INVARIANT: size ≤ maxSection and off+size ≤ the file size recorded
 	// in _metadata (validate), so this allocation is bounded.
 	var b []byte
-	if r.reuse && int64(cap(r.buf)) >= size {
-		b = r.buf[:size]
+	if int64(cap(dst)) >= size {
+		b = dst[:size]
 	} else {
 		b = make([]byte, size)
-		if r.reuse {
-			r.buf = b
-		}
 	}
 	n, err := r.f.ReadAt(b, off)
 	if int64(n) < size {
@@ -230,41 +247,88 @@ func (s *Savepoint) scanKeyed(f *KeyedFile, secs []Section, reuse bool, fn func(
 	}
 	r := &sectionReader{s: s, name: f.Name, reuse: reuse}
 	defer r.close()
-	for _, sec := range secs {
-		what := fmt.Sprintf("key group %d", sec.KeyGroup)
-		b, err := r.read(sec.Offset, sec.Size, sec.CRC32C, what)
-		if err != nil {
+	if err := r.open(); err != nil {
+		return false, err
+	}
+	// Read the next section while this one is decoded: the file and the
+	// decoder each get a core. Two buffers alternate when reuse is allowed:
+	// a section's bytes are consumed before its buffer is read into again.
+	var bufs [2][]byte
+	type read struct {
+		b   []byte
+		err error
+	}
+	fetch := func(i int) chan read {
+		ch := make(chan read, 1)
+		sec := secs[i]
+		var dst []byte
+		if reuse {
+			dst = bufs[i%2]
+		}
+		go func() {
+			b, err := r.readInto(dst, sec.Offset, sec.Size, sec.CRC32C, fmt.Sprintf("key group %d", sec.KeyGroup))
+			ch <- read{b, err}
+		}()
+		return ch
+	}
+	next := fetch(0)
+	// INVARIANT: no read is in flight when this function returns, so the
+	// file is never closed under a reader.
+	defer func() {
+		if next != nil {
+			<-next
+		}
+	}()
+	for i, sec := range secs {
+		got := <-next
+		next = nil
+		if got.err != nil {
+			return false, got.err
+		}
+		if reuse {
+			bufs[i%2] = got.b
+		}
+		if i+1 < len(secs) {
+			next = fetch(i + 1)
+		}
+		more, err := s.decodeSection(f, sec, got.b, fn)
+		if err != nil || !more {
 			return false, err
 		}
-		bad := func(err error) error {
-			return fmt.Errorf("savepoint: %s: %s: %w", s.fs.PathJoin(s.dir, f.Name), what, err)
-		}
-		sr := state.NewStreamReaderBytes(b, sec.Offset)
-		kg, ok, err := sr.NextKeyGroup()
+	}
+	return true, nil
+}
+
+// decodeSection yields the entries of one checked section.
+func (s *Savepoint) decodeSection(f *KeyedFile, sec Section, b []byte, fn func(state.Entry, error) bool) (bool, error) {
+	bad := func(err error) error {
+		return fmt.Errorf("savepoint: %s: key group %d: %w", s.fs.PathJoin(s.dir, f.Name), sec.KeyGroup, err)
+	}
+	sr := state.NewStreamReaderBytes(b, sec.Offset)
+	kg, ok, err := sr.NextKeyGroup()
+	if err != nil {
+		return false, bad(err)
+	}
+	if !ok || kg != sec.KeyGroup {
+		return false, bad(fmt.Errorf("section holds key group %d: %w", kg, state.ErrCorrupt))
+	}
+	var n int64
+	var e state.Entry
+	for {
+		ok, err := sr.Read(&e)
 		if err != nil {
 			return false, bad(err)
 		}
-		if !ok || kg != sec.KeyGroup {
-			return false, bad(fmt.Errorf("section holds key group %d: %w", kg, state.ErrCorrupt))
+		if !ok {
+			break
 		}
-		var n int64
-		var e state.Entry
-		for {
-			ok, err := sr.Read(&e)
-			if err != nil {
-				return false, bad(err)
-			}
-			if !ok {
-				break
-			}
-			n++
-			if !fn(e, nil) {
-				return false, nil
-			}
+		n++
+		if !fn(e, nil) {
+			return false, nil
 		}
-		if !sr.Done() || n != sec.Entries {
-			return false, bad(fmt.Errorf("offset %d: %d entries, _metadata says %d, or bytes after them: %w", sr.Offset(), n, sec.Entries, state.ErrCorrupt))
-		}
+	}
+	if !sr.Done() || n != sec.Entries {
+		return false, bad(fmt.Errorf("offset %d: %d entries, _metadata says %d, or bytes after them: %w", sr.Offset(), n, sec.Entries, state.ErrCorrupt))
 	}
 	return true, nil
 }
