@@ -50,6 +50,8 @@ type browser struct {
 	entries *pager
 	skew    []int64 // entries per subtask (or key group) of the operator
 	skewBy  string
+	filter  string // the `/` expression over the chosen state's entries
+	cond    *query.Compiled
 
 	prompt     textinput.Model
 	promptMode string
@@ -124,9 +126,9 @@ func (b *browser) choose() {
 	op := b.ops[m.OperatorID]
 	var src rowSource
 	if m.Scope == state.ScopeKeyed {
-		src = &savepointKeyed{cat: b.cat, meta: m, maxKG: max(1, op.MaxParallelism) - 1}
+		src = &savepointKeyed{cat: b.cat, meta: m, maxKG: max(1, op.MaxParallelism) - 1, cond: b.cond}
 	} else {
-		src = &savepointOperator{cat: b.cat, meta: m}
+		src = &savepointOperator{cat: b.cat, meta: m, cond: b.cond}
 	}
 	b.entries = newPager(src, b.entryRows())
 	b.skew, b.skewBy = skewOf(b.cat, m)
@@ -204,7 +206,12 @@ func (b *browser) key(k tea.KeyPressMsg) tea.Cmd {
 			b.promptMode = ""
 			return nil
 		case "enter":
+			mode := b.promptMode
 			b.promptMode = ""
+			if mode == "filter" {
+				b.setFilter(strings.TrimSpace(b.prompt.Value()))
+				return nil
+			}
 			return b.runQuery(strings.TrimSpace(b.prompt.Value()))
 		}
 		var cmd tea.Cmd
@@ -227,7 +234,7 @@ func (b *browser) key(k tea.KeyPressMsg) tea.Cmd {
 		return b.quit()
 	case key.Matches(k, b.keys.Help):
 		lines := strings.Split(b.help.FullHelpView(b.keys.FullHelp()), "\n")
-		b.overlay = &overlay{keys: b.keys, title: "Help · esc closes", text: append(lines, "", "In the browser: tab switches states/entries, : runs a query on the savepoint (SELECT ... WHERE ... filters)")}
+		b.overlay = &overlay{keys: b.keys, title: "Help · esc closes", text: append(lines, "", "In the browser: tab switches states/entries, / filters the chosen state's entries (e.g. value > 50 AND key LIKE 'key_1%'), : runs a query on the savepoint")}
 		b.overlay.SetSize(b.w, b.h-3)
 	case key.Matches(k, b.keys.Command):
 		b.promptMode = "query"
@@ -237,6 +244,12 @@ func (b *browser) key(k tea.KeyPressMsg) tea.Cmd {
 			m := b.states[b.sel]
 			b.prompt.SetValue(fmt.Sprintf("SELECT key, value FROM %q.%q LIMIT 100", b.ops[m.OperatorID].Name, m.StateName))
 		}
+		b.prompt.CursorEnd()
+		return b.prompt.Focus()
+	case key.Matches(k, b.keys.Filter) && b.overlay == nil:
+		b.promptMode = "filter"
+		b.prompt.Prompt = "/"
+		b.prompt.SetValue(b.filter)
 		b.prompt.CursorEnd()
 		return b.prompt.Focus()
 	case b.overlay != nil:
@@ -252,6 +265,8 @@ func (b *browser) key(k tea.KeyPressMsg) tea.Cmd {
 		default:
 			b.sel = 0
 		}
+		// A filter belongs to the entries of the state it was typed for.
+		b.filter, b.cond = "", nil
 		b.choose()
 	case key.Matches(k, b.keys.Enter):
 		b.focus = 1
@@ -270,6 +285,21 @@ func (b *browser) key(k tea.KeyPressMsg) tea.Cmd {
 		}
 	}
 	return nil
+}
+
+// setFilter filters the chosen state's entries with a `/` expression (""
+// clears it); an error shows with a caret under its position.
+func (b *browser) setFilter(text string) {
+	c, err := compileFilter(text)
+	if err != nil {
+		b.overlay = errorOverlay(b.keys, text, err)
+		b.overlay.SetSize(b.w, b.h-3)
+		b.status = err.Error()
+		return
+	}
+	b.filter, b.cond, b.status = text, c, ""
+	b.focus = 1
+	b.choose()
 }
 
 func (b *browser) runQuery(text string) tea.Cmd {
@@ -407,6 +437,16 @@ func (b *browser) entriesView(w, h int) string {
 		lines = append(lines, "")
 	}
 	status := fmt.Sprintf("rows %d–%d of %d", b.entries.index+1, b.entries.index+len(b.entries.page), m.Entries)
+	if b.filter != "" {
+		// The metadata counts all entries, not the matching ones.
+		status = fmt.Sprintf("rows %d–%d", b.entries.index+1, b.entries.index+len(b.entries.page))
+		if len(b.entries.page) == 0 {
+			status = "no matching entries"
+		} else if b.entries.more {
+			status += " · more ↓"
+		}
+		status += " · filter: " + b.filter
+	}
 	lines = append(lines[:min(len(lines), h-3)], b.st.Dim.Render(status))
 	return box(b.st, fmt.Sprintf("Entries · %s.%s", m.OperatorName, m.StateName), b.focus == 1, w, h, lines)
 }
@@ -416,6 +456,7 @@ type savepointKeyed struct {
 	cat   state.Catalog
 	meta  state.StateMeta
 	maxKG int
+	cond  *query.Compiled
 }
 
 func (s *savepointKeyed) first() int { return 0 }
@@ -431,6 +472,12 @@ func (s *savepointKeyed) rows(from int) iter.Seq2[pageRow, error] {
 				yield(pageRow{}, err)
 				return
 			}
+			if ok, err := keep(s.cond, keyedEnv(r)); err != nil {
+				yield(pageRow{}, err)
+				return
+			} else if !ok {
+				continue
+			}
 			if !yield(pageRow{kg: r.KeyGroup, cells: []string{fmt.Sprint(r.KeyGroup), fmt.Sprint(r.Subtask), show(r.Key), show(r.Namespace), show(r.UserKey), show(r.Value)}}, nil) {
 				return
 			}
@@ -442,6 +489,7 @@ func (s *savepointKeyed) rows(from int) iter.Seq2[pageRow, error] {
 type savepointOperator struct {
 	cat  state.Catalog
 	meta state.StateMeta
+	cond *query.Compiled
 }
 
 func (s *savepointOperator) first() int { return 0 }
@@ -452,6 +500,12 @@ func (s *savepointOperator) rows(from int) iter.Seq2[pageRow, error] {
 			if err != nil {
 				yield(pageRow{}, err)
 				return
+			}
+			if ok, err := keep(s.cond, operatorEnv(r)); err != nil {
+				yield(pageRow{}, err)
+				return
+			} else if !ok {
+				continue
 			}
 			if !yield(pageRow{cells: []string{fmt.Sprint(r.Subtask), fmt.Sprint(r.Position), show(r.Key), show(r.Value)}}, nil) {
 				return

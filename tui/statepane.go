@@ -19,9 +19,6 @@ import (
 // stateTabs are the state pane's tabs.
 var stateTabs = [...]string{"keyed", "operator", "timers", "windows"}
 
-// filterNames are the columns a `/` filter sees.
-var filterNames = []string{"operator_name", "subtask", "key_group", "state_name", "kind", "key", "namespace", "user_key", "value", "domain", "timestamp", "mode", "position"}
-
 // statePane shows one operator's state in one subtask as a paged table.
 type statePane struct {
 	keys    *keys.KeyMap
@@ -65,16 +62,7 @@ func (p *statePane) setSource(cat state.Catalog, ref subtaskRef, changes map[str
 
 // setFilter compiles a `/` expression over the row's columns ("" clears).
 func (p *statePane) setFilter(text string) error {
-	if text == "" {
-		p.filter, p.cond = "", nil
-		p.rebuild(false)
-		return nil
-	}
-	e, err := query.ParseExpr(text)
-	if err != nil {
-		return err
-	}
-	c, err := query.CompileExpr(e, filterNames)
+	c, err := compileFilter(text)
 	if err != nil {
 		return err
 	}
@@ -319,16 +307,11 @@ func (s *keyedSource) rows(from int) iter.Seq2[pageRow, error] {
 			if r.Subtask != s.subtask || s.windows && r.Namespace == nil {
 				continue
 			}
-			if s.cond != nil {
-				ok, err := s.cond.EvalBool(query.EnvMap{"operator_name": r.OperatorName, "subtask": int64(r.Subtask), "key_group": int64(r.KeyGroup),
-					"state_name": r.StateName, "kind": fmt.Sprint(r.Kind), "key": r.Key, "namespace": r.Namespace, "user_key": r.UserKey, "value": r.Value})
-				if err != nil {
-					yield(pageRow{}, err)
-					return
-				}
-				if !ok {
-					continue
-				}
+			if ok, err := keep(s.cond, keyedEnv(r)); err != nil {
+				yield(pageRow{}, err)
+				return
+			} else if !ok {
+				continue
 			}
 			row := pageRow{kg: r.KeyGroup, cells: []string{r.StateName, show(r.Key), show(r.Namespace), show(r.UserKey), show(r.Value)}}
 			if c, ok := s.changes[changeKey(s.opName, r.Subtask, r.StateName, r.Key, r.Namespace, r.UserKey)]; ok {
@@ -367,16 +350,11 @@ func (s *operatorSource) rows(from int) iter.Seq2[pageRow, error] {
 			if r.Subtask != s.subtask {
 				continue
 			}
-			if s.cond != nil {
-				ok, err := s.cond.EvalBool(query.EnvMap{"operator_name": r.OperatorName, "subtask": int64(r.Subtask), "state_name": r.StateName,
-					"mode": fmt.Sprint(r.Kind), "position": int64(r.Position), "key": r.Key, "value": r.Value})
-				if err != nil {
-					yield(pageRow{}, err)
-					return
-				}
-				if !ok {
-					continue
-				}
+			if ok, err := keep(s.cond, operatorEnv(r)); err != nil {
+				yield(pageRow{}, err)
+				return
+			} else if !ok {
+				continue
 			}
 			if !yield(pageRow{cells: []string{r.StateName, fmt.Sprint(r.Kind), strconv.Itoa(r.Position), show(r.Key), show(r.Value)}}, nil) {
 				return
@@ -413,16 +391,11 @@ func (s *timerSource) rows(from int) iter.Seq2[pageRow, error] {
 			if r.Subtask != s.subtask {
 				continue
 			}
-			if s.cond != nil {
-				ok, err := s.cond.EvalBool(query.EnvMap{"operator_name": r.OperatorName, "subtask": int64(r.Subtask), "key_group": int64(r.KeyGroup),
-					"key": r.Key, "namespace": r.Namespace, "domain": r.Domain, "timestamp": r.Timestamp})
-				if err != nil {
-					yield(pageRow{}, err)
-					return
-				}
-				if !ok {
-					continue
-				}
+			if ok, err := keep(s.cond, timerEnv(r)); err != nil {
+				yield(pageRow{}, err)
+				return
+			} else if !ok {
+				continue
 			}
 			if !yield(pageRow{kg: r.KeyGroup, cells: []string{r.Domain, state.FormatMillis(r.Timestamp), show(r.Key), show(r.Namespace)}}, nil) {
 				return

@@ -93,5 +93,5 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 
 // BrowserHelp is the status line of the savepoint browser.
 func (k KeyMap) BrowserHelp() []key.Binding {
-	return []key.Binding{k.NextPane, k.Up, k.Down, k.PageDown, k.Command, k.Help, k.Quit}
+	return []key.Binding{k.NextPane, k.Up, k.Down, k.PageDown, k.Filter, k.Command, k.Help, k.Quit}
 }
