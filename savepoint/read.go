@@ -388,17 +388,37 @@ func isTimer(m state.StateMeta) bool {
 // display decodes bytes of a stored type name into a dynamic value; bytes
 // of an unknown or empty type, or that do not decode, show as Hex.
 func display(typeName string, b []byte) any {
-	if typeName == "" {
-		if len(b) == 0 {
-			return nil
+	return displayer(typeName)(b)
+}
+
+// displayer resolves a type name's display once, for a scan to call per row:
+// unknown types and undecodable bytes show as Hex.
+func displayer(typeName string) func([]byte) any {
+	f, ok := state.LookupDisplay(typeName)
+	if typeName == "" || !ok {
+		return func(b []byte) any {
+			if typeName == "" && len(b) == 0 {
+				return nil
+			}
+			return state.Hex(bytes.Clone(b))
 		}
-		return state.Hex(bytes.Clone(b))
 	}
-	v, err := state.DisplayBytes(typeName, b)
-	if err != nil {
-		return state.Hex(bytes.Clone(b))
+	return func(b []byte) any {
+		v, err := f(b)
+		if err != nil {
+			return state.Hex(bytes.Clone(b))
+		}
+		return v
 	}
-	return v
+}
+
+// rowDisplay holds the displays of one state's columns.
+type rowDisplay struct {
+	key, ns, value, userKey func([]byte) any
+}
+
+func newRowDisplay(m state.StateMeta) rowDisplay {
+	return rowDisplay{key: displayer(m.KeyType), ns: displayer(m.NamespaceType), value: displayer(m.ValueType), userKey: displayer(m.UserKeyType)}
 }
 
 // Keyed implements state.Catalog. Timer states are left out unless
@@ -408,6 +428,7 @@ func (s *Savepoint) Keyed(scan state.KeyedScan) iter.Seq2[state.KeyedRow, error]
 		var cur state.StateMeta
 		var curOp *operator
 		var keys *state.KeyFilter
+		var disp rowDisplay
 		skip := false
 		err := s.keyedScan(scan.OperatorID, scan.KeyGroups, false, func(op *operator, sub *SubtaskMeta, e state.Entry) bool {
 			if op != curOp || e.State != cur.StateName {
@@ -419,13 +440,14 @@ func (s *Savepoint) Keyed(scan state.KeyedScan) iter.Seq2[state.KeyedRow, error]
 				cur = m
 				skip = scan.StateName != "" && e.State != scan.StateName || scan.StateName == "" && isTimer(m)
 				keys = state.NewKeyFilter(m.KeyType, scan.Keys)
+				disp = newRowDisplay(m)
 			}
 			if skip || !keys.Match(e.Key) {
 				return true
 			}
 			row := state.KeyedRow{OperatorID: op.info.ID, OperatorName: op.info.Name, Subtask: sub.Index, KeyGroup: e.KeyGroup,
-				StateName: e.State, Kind: cur.Kind, Key: display(cur.KeyType, e.Key), Namespace: display(cur.NamespaceType, e.Namespace),
-				Value: display(cur.ValueType, e.Value)}
+				StateName: e.State, Kind: cur.Kind, Key: disp.key(e.Key), Namespace: disp.ns(e.Namespace),
+				Value: disp.value(e.Value)}
 			switch {
 			case cur.Kind.IsList():
 				if p, err := state.Position.Decode(e.UserKey); err == nil {
@@ -434,7 +456,7 @@ func (s *Savepoint) Keyed(scan state.KeyedScan) iter.Seq2[state.KeyedRow, error]
 					row.UserKey = state.Hex(bytes.Clone(e.UserKey))
 				}
 			case e.UserKey != nil:
-				row.UserKey = display(cur.UserKeyType, e.UserKey)
+				row.UserKey = disp.userKey(e.UserKey)
 			}
 			return yield(row, nil)
 		})

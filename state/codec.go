@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -83,17 +84,27 @@ func (h Hex) String() string { return fmt.Sprintf("0x%x", []byte(h)) }
 // DisplayFunc decodes bytes of one type name into a dynamic value.
 type DisplayFunc func([]byte) (any, error)
 
-var displays = struct {
-	sync.RWMutex
-	m map[string]DisplayFunc
-}{m: map[string]DisplayFunc{}}
+// displays maps type names to their display. Registration copies the map
+// (it is rare: at init and when jobs declare codecs); lookups, once per row
+// of every scan, read it without locking.
+var (
+	displaysMu sync.Mutex
+	displays   atomic.Pointer[map[string]DisplayFunc]
+)
 
 // RegisterDisplay makes a type name readable without the job's code. The
 // built-in codecs register themselves; "json:*" names are always readable.
 func RegisterDisplay(typeName string, f DisplayFunc) {
-	displays.Lock()
-	displays.m[typeName] = f
-	displays.Unlock()
+	displaysMu.Lock()
+	defer displaysMu.Unlock()
+	m := map[string]DisplayFunc{}
+	if old := displays.Load(); old != nil {
+		for k, v := range *old {
+			m[k] = v
+		}
+	}
+	m[typeName] = f
+	displays.Store(&m)
 }
 
 // LookupDisplay finds how to display a type name stored in a savepoint.
@@ -101,9 +112,11 @@ func LookupDisplay(typeName string) (DisplayFunc, bool) {
 	if strings.HasPrefix(typeName, "json:") {
 		return DisplayJSON, true
 	}
-	displays.RLock()
-	f, ok := displays.m[typeName]
-	displays.RUnlock()
+	m := displays.Load()
+	if m == nil {
+		return nil, false
+	}
+	f, ok := (*m)[typeName]
 	return f, ok
 }
 
