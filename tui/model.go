@@ -12,6 +12,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"streamdbg/runtime/session"
 	"streamdbg/tui/keys"
@@ -544,8 +545,6 @@ func joinColumns(left, right string) string {
 
 func (m *Model) header() string {
 	sn := m.snap
-	parts := []string{m.st.Header.Render("streamdbg"), sn.job, fmt.Sprintf("record %d", sn.position),
-		"wm " + clock(sn.watermark), "proc " + clock(sn.procTime), sn.backend}
 	var state string
 	switch {
 	case m.busy != nil:
@@ -555,7 +554,21 @@ func (m *Model) header() string {
 	default:
 		state = m.st.HeaderState.Render(sn.runState()) + ": " + sn.why()
 	}
-	return " " + strings.Join(append(parts, state), " · ")
+	// Narrow terminals lose the backend, then processing time, before the
+	// state of the run is cut.
+	for drop := 0; ; drop++ {
+		parts := []string{m.st.Header.Render("streamdbg"), sn.job, fmt.Sprintf("record %d", sn.position), "wm " + clock(sn.watermark)}
+		if drop < 2 {
+			parts = append(parts, "proc "+clock(sn.procTime))
+		}
+		if drop < 1 {
+			parts = append(parts, sn.backend)
+		}
+		h := " " + strings.Join(append(parts, state), " · ")
+		if drop == 2 || ansi.StringWidth(h) <= m.w {
+			return h
+		}
+	}
 }
 
 func (m *Model) statusLine() string {

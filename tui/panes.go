@@ -14,28 +14,81 @@ import (
 )
 
 // planLine is one line of the plan pane; sub is the index of the subtask it
-// selects, or -1.
+// selects, or -1. A line with parts is laid out to the pane's width: the
+// parts go on one line when they fit, else over several.
 type planLine struct {
 	text string
-	sub  int
-	dim  bool
+	// parts are the pieces of the line, each after the first starting with
+	// its separator (dropped when the piece begins a continuation line).
+	parts []string
+	cont  string // indent of continuation lines
+	// firstFit puts each part on the first line with room for it (the
+	// fields of a subtask), not only the last (a chain's operator names).
+	firstFit bool
+	sub      int
+	dim      bool
+}
+
+// layoutPlan lays plan lines out to w cells: a chain too long for the pane
+// continues under its first name, a subtask's fields fill two lines.
+func layoutPlan(items []planLine, w int) []planLine {
+	out := make([]planLine, 0, len(items)+4)
+	for _, it := range items {
+		if it.parts == nil {
+			out = append(out, it)
+			continue
+		}
+		var rows []string
+		for _, part := range it.parts {
+			placed := false
+			from := len(rows) - 1
+			if it.firstFit {
+				from = 0
+			}
+			for i := max(0, from); i < len(rows); i++ {
+				if ansi.StringWidth(rows[i]+part) <= w {
+					rows[i] += part
+					placed = true
+					break
+				}
+			}
+			if !placed {
+				if len(rows) == 0 {
+					rows = append(rows, part)
+				} else {
+					rows = append(rows, it.cont+strings.TrimLeft(part, " "))
+				}
+			}
+		}
+		for _, r := range rows {
+			l := it
+			l.text, l.parts = r, nil
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // planPane shows tasks as chains with their subtasks; the selected subtask
 // picks what the state pane shows.
 type planPane struct {
 	keys   *keys.KeyMap
-	lines  []planLine
-	sel    int // selected subtask
+	items  []planLine // from the snapshot
+	lines  []planLine // laid out to the width
+	sel    int        // selected subtask
 	nsub   int
 	offset int
 	w, h   int
 }
 
-func (p *planPane) SetSize(w, h int) { p.w, p.h = w, h }
+func (p *planPane) SetSize(w, h int) {
+	p.w, p.h = w, h
+	p.lines = layoutPlan(p.items, w-2)
+}
 
-func (p *planPane) setLines(lines []planLine, nsub int) {
-	p.lines, p.nsub = lines, nsub
+func (p *planPane) setLines(items []planLine, nsub int) {
+	p.items, p.nsub = items, nsub
+	p.lines = layoutPlan(items, p.w-2)
 	p.sel = min(p.sel, max(0, nsub-1))
 }
 
@@ -65,17 +118,21 @@ func (p *planPane) Update(msg tea.Msg) bool {
 
 func (p *planPane) View(st *styles.Styles, focused bool) string {
 	inner := p.h - 2
-	selLine := 0
+	selFirst, selLast := -1, 0
 	for i, l := range p.lines {
 		if l.sub == p.sel {
-			selLine = i
+			if selFirst < 0 {
+				selFirst = i
+			}
+			selLast = i
 		}
 	}
-	if selLine < p.offset {
-		p.offset = selLine
+	selFirst = max(0, selFirst)
+	if selLast >= p.offset+inner {
+		p.offset = selLast - inner + 1
 	}
-	if selLine >= p.offset+inner {
-		p.offset = selLine - inner + 1
+	if selFirst < p.offset {
+		p.offset = selFirst
 	}
 	p.offset = max(0, min(p.offset, len(p.lines)-inner))
 	var out []string
@@ -191,14 +248,15 @@ func (p *textPane) Help() []key.Binding {
 	return []key.Binding{p.keys.Up, p.keys.Down, p.keys.PageUp, p.keys.PageDown}
 }
 
-// wrapLines wraps each line to w cells.
+// wrapLines wraps each line to w cells (not at ':', which would split
+// times of day).
 func wrapLines(lines []string, w int) []string {
 	if w < 1 {
 		return lines
 	}
 	out := make([]string, 0, len(lines))
 	for _, l := range lines {
-		out = append(out, strings.Split(ansi.Wrap(l, w, " ,;:/"), "\n")...)
+		out = append(out, strings.Split(ansi.Wrap(l, w, " ,;/"), "\n")...)
 	}
 	return out
 }

@@ -82,7 +82,9 @@ func takeSnapshot(s *session.Session) *snapshot {
 	for _, v := range ex.Subtasks() {
 		if v.Task != task {
 			task = v.Task
-			sn.plan = append(sn.plan, planLine{text: fmt.Sprintf("▸ %s  ×%d", task.Name, task.Parallelism), sub: -1})
+			parts := chainParts("▸ " + task.Name)
+			parts = append(parts, fmt.Sprintf("  ×%d", task.Parallelism))
+			sn.plan = append(sn.plan, planLine{parts: parts, cont: "    ", sub: -1})
 			for _, in := range task.Inputs {
 				sn.plan = append(sn.plan, planLine{text: "    ⇐ " + in.Label + tagSuffix(in.Tag), sub: -1, dim: true})
 			}
@@ -97,14 +99,14 @@ func takeSnapshot(s *session.Session) *snapshot {
 		if ref.operator == nil && len(task.Operators) > 0 {
 			ref.operator = task.Operators[0]
 		}
-		line := fmt.Sprintf("  [%d] kg %d–%d  wm %s", v.Index, v.KeyGroups.Start, v.KeyGroups.End, clock(v.Watermark))
+		parts := []string{fmt.Sprintf("  [%d] kg %d–%d", v.Index, v.KeyGroups.Start, v.KeyGroups.End), "  wm " + clock(v.Watermark)}
 		if v.Queued > 0 || len(task.Inputs) > 0 {
-			line += fmt.Sprintf("  queued %d", v.Queued)
+			parts = append(parts, fmt.Sprintf("  queued %d", v.Queued))
 		}
 		if v.Done {
-			line += "  done"
+			parts = append(parts, "  done")
 		}
-		sn.plan = append(sn.plan, planLine{text: line, sub: len(sn.subtasks)})
+		sn.plan = append(sn.plan, planLine{parts: parts, cont: "      ", firstFit: true, sub: len(sn.subtasks)})
 		for _, r := range v.QueuedRecords[:min(len(v.QueuedRecords), 3)] {
 			sn.plan = append(sn.plan, planLine{text: "      ⋯ " + showRecord(r), sub: -1, dim: true})
 		}
@@ -118,6 +120,26 @@ func takeSnapshot(s *session.Session) *snapshot {
 		sn.bps = append(sn.bps, bpLine{id: b.ID, enabled: b.Enabled, hits: b.Hits, text: b.Describe()})
 	}
 	return sn
+}
+
+// chainParts cuts a chain's name where a line may break: after each "->"
+// and each ",", the space going with the next piece.
+func chainParts(name string) []string {
+	var parts []string
+	cur := ""
+	for i, w := range strings.Split(name, " ") {
+		if i > 0 {
+			cur += " "
+		}
+		cur += w
+		if strings.HasSuffix(w, "->") || strings.HasSuffix(w, ",") {
+			parts, cur = append(parts, cur), ""
+		}
+	}
+	if cur != "" {
+		parts = append(parts, cur)
+	}
+	return parts
 }
 
 func tagSuffix(tag string) string {

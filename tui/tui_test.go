@@ -508,3 +508,32 @@ func TestBrowserFilter(t *testing.T) {
 		t.Fatal("clearing the filter did not bring all rows back")
 	}
 }
+
+func TestChainParts(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		want []string
+	}{
+		{"count", []string{"count"}},
+		{"Source: lines -> tokenize", []string{"Source: lines ->", " tokenize"}},
+		{"count -> (out, wrap late -> late)", []string{"count ->", " (out,", " wrap late ->", " late)"}},
+	} {
+		got := chainParts(c.name)
+		if strings.Join(got, "|") != strings.Join(c.want, "|") {
+			t.Errorf("chainParts(%q) = %q, want %q", c.name, got, c.want)
+		}
+	}
+	lines := layoutPlan([]planLine{{parts: []string{"▸ count ->", " (out,", " wrap late ->", " late)", "  ×2"}, cont: "    ", sub: -1},
+		{parts: []string{"  [1] kg 64–127", "  wm 12:00:40.000", "  queued 0"}, cont: "      ", firstFit: true, sub: 1}}, 26)
+	var got []string
+	for _, l := range lines {
+		got = append(got, l.text)
+	}
+	want := []string{"▸ count -> (out,", "    wrap late -> late)  ×2", "  [1] kg 64–127  queued 0", "      wm 12:00:40.000"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("layoutPlan at 26:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if lines[3].sub != 1 {
+		t.Error("a continuation line does not select its subtask")
+	}
+}
