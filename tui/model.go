@@ -12,6 +12,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"streamdbg/runtime/session"
@@ -43,7 +44,12 @@ type Model struct {
 	record textPane
 	state  statePane
 	output textPane
-	focus  int
+	// watches shares the output pane's place: W switches between them.
+	watches     watchPane
+	showWatches bool
+	// fresh are first results of watches added since the last stop.
+	fresh map[int]*session.WatchResult
+	focus int
 
 	prompt     textinput.Model
 	promptMode string // "", "command", "filter"
@@ -71,6 +77,7 @@ type doneMsg struct {
 	line  string
 	res   session.Result
 	query *queryResult
+	watch *session.WatchResult // a new watch's first rows
 	err   error
 }
 
@@ -90,6 +97,7 @@ func New(s *session.Session, o Options) *Model {
 	m.record = textPane{keys: &m.keys, title: "Record", style: recordStyle, wrap: true}
 	m.output = textPane{keys: &m.keys, title: "Output", tail: true, style: func(st *styles.Styles, l string) string { return st.Output.Render(l) }}
 	m.state = statePane{keys: &m.keys}
+	m.watches = watchPane{keys: &m.keys}
 	m.prompt = textinput.New()
 	m.focus = paneState
 	m.refresh()
@@ -133,6 +141,12 @@ func (m *Model) refresh() {
 	m.record.setLines(lines)
 	m.record.title = fmt.Sprintf("Record %d", m.snap.position)
 	m.output.setLines(m.snap.outputs)
+	views := watchViews(m.s.Watches(), m.snap.watches, m.fresh)
+	m.watches.setWatches(views)
+	m.output.title = "Output"
+	if sum := m.watches.summary(views); sum != "" {
+		m.output.title += " · " + sum + " (W)"
+	}
 	m.selectSubtask()
 }
 
@@ -155,6 +169,7 @@ func (m *Model) SetSize(w, h int) {
 	m.record.SetSize(leftW, bodyH-planH)
 	m.state.SetSize(rightW, stateH)
 	m.output.SetSize(rightW, bodyH-stateH)
+	m.watches.SetSize(rightW, bodyH-stateH)
 	m.help.SetWidth(w)
 	m.prompt.SetWidth(max(10, w-4))
 	if m.overlay != nil {
@@ -187,6 +202,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case closeBrowserMsg:
 		m.browser = nil
 		return m, nil
+	case unwatchMsg:
+		return m, m.run(fmt.Sprintf("unwatch %d", msg.id))
 	}
 	if m.browser != nil {
 		return m, m.browser.Update(msg)
@@ -249,6 +266,12 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		return m.openPrompt("command", "savepoint ")
 	case key.Matches(k, m.keys.Open):
 		return m.openPrompt("command", "open ")
+	case key.Matches(k, m.keys.Watches):
+		m.overlay, m.bpList = nil, false
+		m.showWatches = !m.showWatches
+		if m.showWatches {
+			m.focus = paneOutput
+		}
 	case key.Matches(k, m.keys.Breakpoints):
 		m.showBreakpoints()
 	case key.Matches(k, m.keys.Help):
@@ -264,7 +287,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, m.keys.PrevPane):
 		m.focus = (m.focus + paneCount - 1) % paneCount
 	default:
-		m.toPane(m.focus, k)
+		return m.toPane(m.focus, k)
 	}
 	return nil
 }
@@ -277,7 +300,7 @@ func orDefault(s, def string) string {
 }
 
 // toPane hands a key or mouse message to a pane.
-func (m *Model) toPane(p int, msg tea.Msg) {
+func (m *Model) toPane(p int, msg tea.Msg) tea.Cmd {
 	switch p {
 	case panePlan:
 		if m.plan.Update(msg) {
@@ -288,8 +311,16 @@ func (m *Model) toPane(p int, msg tea.Msg) {
 	case paneState:
 		m.state.Update(msg)
 	case paneOutput:
+		if k, ok := msg.(tea.KeyPressMsg); ok && key.Matches(k, m.keys.NextTab, m.keys.PrevTab) && (m.showWatches || len(m.watches.ids) > 0) {
+			m.showWatches = !m.showWatches
+			return nil
+		}
+		if m.showWatches {
+			return m.watches.Update(msg)
+		}
 		m.output.Update(msg)
 	}
+	return nil
 }
 
 // mouse focuses the pane under a click and scrolls the one under the wheel.
@@ -310,7 +341,7 @@ func (m *Model) mouse(msg tea.MouseMsg) {
 	case tea.MouseClickMsg:
 		m.focus = p
 	case tea.MouseWheelMsg:
-		m.toPane(p, msg)
+		_ = m.toPane(p, msg) // the wheel only scrolls
 	}
 }
 
@@ -350,6 +381,9 @@ func (m *Model) run(line string) tea.Cmd {
 		if err == nil && res.Rows != nil {
 			d.query, d.err = readRows(queryText(line), res.Rows, start)
 		}
+		if c, args, _ := session.ParseLine(line); err == nil && c.Name == "watch" && args != "" {
+			d.watch = firstRun(ctx, s)
+		}
 		return d
 	}, tick())
 }
@@ -366,6 +400,17 @@ func queryText(line string) string {
 // done takes a background command's result and the session back.
 func (m *Model) done(d doneMsg) tea.Cmd {
 	m.busy = nil
+	if d.res.Stop != nil {
+		m.fresh = nil // the stop ran every watch
+	}
+	if d.watch != nil {
+		if m.fresh == nil {
+			m.fresh = map[int]*session.WatchResult{}
+		}
+		m.fresh[d.watch.Watch.ID] = d.watch
+		m.showWatches, m.focus = true, paneOutput
+		m.watches.sel = len(m.s.Watches()) - 1
+	}
 	m.refresh()
 	switch {
 	case d.err != nil:
@@ -452,7 +497,22 @@ func (m *Model) promptKey(k tea.KeyPressMsg) tea.Cmd {
 }
 
 func (m *Model) showHelp() {
-	lines := strings.Split(m.help.FullHelpView(m.keys.FullHelp()), "\n")
+	// bubbles/help drops the columns that do not fit: a narrow terminal
+	// gets them two by two.
+	var lines []string
+	groups := m.keys.FullHelp()
+	unbounded := m.help
+	unbounded.SetWidth(0)
+	if full := unbounded.FullHelpView(groups); lipgloss.Width(full) <= m.w-2 {
+		lines = strings.Split(full, "\n")
+	} else {
+		for i := 0; i < len(groups); i += 2 {
+			if i > 0 {
+				lines = append(lines, "")
+			}
+			lines = append(lines, strings.Split(m.help.FullHelpView(groups[i:min(i+2, len(groups))]), "\n")...)
+		}
+	}
 	lines = append(lines, "", "Commands (type : then a command; a bare SELECT is a query):")
 	lines = append(lines, strings.Split(strings.TrimRight(session.Help(""), "\n"), "\n")...)
 	m.overlay, m.bpList = &overlay{keys: &m.keys, title: "Help · esc closes", text: lines}, false
@@ -515,7 +575,11 @@ func (m *Model) render() string {
 		b.WriteString(m.overlay.View(&m.st))
 	} else {
 		left := m.plan.View(&m.st, m.focus == panePlan) + "\n" + m.record.View(&m.st, m.focus == paneRecord)
-		right := m.state.View(&m.st, m.focus == paneState) + "\n" + m.output.View(&m.st, m.focus == paneOutput)
+		bottom := m.output.View(&m.st, m.focus == paneOutput)
+		if m.showWatches {
+			bottom = m.watches.View(&m.st, m.focus == paneOutput)
+		}
+		right := m.state.View(&m.st, m.focus == paneState) + "\n" + bottom
 		b.WriteString(joinColumns(left, right))
 	}
 	b.WriteByte('\n')

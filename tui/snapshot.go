@@ -227,35 +227,18 @@ func eventLines(stop *session.Stop) []string {
 		}
 	}
 	for _, w := range stop.Watches {
-		out = append(out, watchLines(w)...)
+		// The rows are in the watches pane (W); say here what changed.
+		switch {
+		case w.Err != nil:
+			out = append(out, fmt.Sprintf("watch #%d failed: %v", w.Watch.ID, oneLine(w.Err.Error())))
+		case len(w.Added)+len(w.Removed) > 0:
+			out = append(out, fmt.Sprintf("watch #%d changed: +%d −%d (W shows it)", w.Watch.ID, len(w.Added), len(w.Removed)))
+		}
 	}
 	if len(out) == 0 {
 		out = append(out, stop.Message)
 	}
 	return out
-}
-
-func watchLines(w session.WatchResult) []string {
-	head := fmt.Sprintf("watch #%d %s", w.Watch.ID, w.Watch.Query)
-	if w.Err != nil {
-		return []string{head, "  error: " + w.Err.Error()}
-	}
-	out := []string{fmt.Sprintf("%s · %d rows", head, len(w.Rows))}
-	for _, r := range w.Added {
-		out = append(out, "  + "+rowText(r))
-	}
-	for _, r := range w.Removed {
-		out = append(out, "  - "+rowText(r))
-	}
-	return out
-}
-
-func rowText(r []any) string {
-	parts := make([]string, len(r))
-	for i, v := range r {
-		parts[i] = show(v)
-	}
-	return strings.Join(parts, "  ")
 }
 
 // failureLines describes a failure: what, where, the record, the stack.

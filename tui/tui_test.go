@@ -537,3 +537,92 @@ func TestChainParts(t *testing.T) {
 		t.Error("a continuation line does not select its subtask")
 	}
 }
+
+// Watches have their own place, sharing the output pane's: each query with
+// its rows and what changed at the last stop; x deletes one, W switches.
+func TestWatches(t *testing.T) {
+	m := newModel(t, 80, 24)
+	press(t, m, "n", "n", "n")
+	press(t, m, "w")
+	typeText(t, m, "key, value FROM keyed_state WHERE key = 'a' OR key = 'the'")
+	press(t, m, "enter")
+	if !m.showWatches || m.focus != paneOutput {
+		t.Fatal("a new watch does not show the watches pane")
+	}
+	got := screen(m.View())
+	// Its rows show at once, before the next stop.
+	for _, want := range []string{"#1 · 2 rows · SELECT key, value", "    key  value", "    a    4", "    the  2"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("watches pane lacks %q:\n%s", want, got)
+		}
+	}
+	press(t, m, "n")
+	got = screen(m.View())
+	for _, want := range []string{"#1 · 2 rows · +1 −1 · SELECT", "  + a    5", "  − a    4", "    the  2"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("after n the watches pane lacks %q:\n%s", want, got)
+		}
+	}
+	if !strings.Contains(strings.Join(m.record.raw, "\n"), "watch #1 changed: +1 −1") {
+		t.Fatalf("the record pane does not say the watch changed: %q", m.record.raw)
+	}
+	golden(t, "watches_80x24", got)
+
+	// A second watch; j selects it, x deletes it (unwatch 2).
+	press(t, m, ":")
+	typeText(t, m, "watch SELECT COUNT(*) AS n FROM keyed_state")
+	press(t, m, "enter")
+	if len(m.watches.ids) != 2 || m.watches.sel != 1 {
+		t.Fatalf("second watch: ids %v sel %d", m.watches.ids, m.watches.sel)
+	}
+	press(t, m, "g")
+	if m.watches.sel != 0 {
+		t.Fatal("g did not select the first watch")
+	}
+	press(t, m, "j", "x")
+	if ws := m.s.Watches(); len(ws) != 1 || ws[0].ID != 1 {
+		t.Fatalf("x did not delete watch #2: %v", m.watches.ids)
+	}
+	for _, l := range m.watches.lines {
+		if strings.HasPrefix(l.text, "#2") {
+			t.Fatal("the deleted watch still shows")
+		}
+	}
+	// W goes back to the output, whose title keeps the watches in view.
+	press(t, m, "W")
+	got = screen(m.View())
+	if m.showWatches || !strings.Contains(got, "Output · 1 watch +1 −1 (W)") {
+		t.Fatalf("W did not switch to the output:\n%s", got)
+	}
+	press(t, m, "l")
+	if !m.showWatches {
+		t.Fatal("→ on the output pane does not switch to the watches")
+	}
+	press(t, m, "x")
+	if len(m.s.Watches()) != 0 {
+		t.Fatal("x did not delete the last watch")
+	}
+	if got := screen(m.View()); !strings.Contains(got, "no watches: w adds one") {
+		t.Fatalf("no empty watches pane:\n%s", got)
+	}
+	m.showHelp()
+	if !strings.Contains(screen(m.View()), "watches/output") {
+		t.Fatal("help lacks W")
+	}
+}
+
+// At 80 columns help keeps every column of keys (two by two), quit included.
+func TestHelpNarrow(t *testing.T) {
+	m := newModel(t, 80, 24)
+	press(t, m, "?")
+	for _, want := range []string{"quit", "next operator", "watches/output", "top"} {
+		found := false
+		for _, l := range m.overlay.text {
+			found = found || strings.Contains(l, want)
+		}
+		if !found {
+			t.Errorf("80-column help lacks %q", want)
+		}
+	}
+	golden(t, "help_80x24", screen(m.View()))
+}

@@ -14,6 +14,7 @@ type KeyMap struct {
 	Break       key.Binding
 	Breakpoints key.Binding
 	Watch       key.Binding
+	Watches     key.Binding
 	Savepoint   key.Binding
 	Open        key.Binding
 	Restart     key.Binding
@@ -50,6 +51,7 @@ func Default() KeyMap {
 		Break:       key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "break")),
 		Breakpoints: key.NewBinding(key.WithKeys("B"), key.WithHelp("B", "breakpoints")),
 		Watch:       key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "watch")),
+		Watches:     key.NewBinding(key.WithKeys("W"), key.WithHelp("W", "watches/output")),
 		Savepoint:   key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "savepoint")),
 		Open:        key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "open savepoint")),
 		Restart:     key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "restart from checkpoint")),
@@ -59,8 +61,8 @@ func Default() KeyMap {
 		PrevPane:    key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous pane")),
 		NextTab:     key.NewBinding(key.WithKeys("right", "l", "]"), key.WithHelp("→/l", "next tab")),
 		PrevTab:     key.NewBinding(key.WithKeys("left", "h", "["), key.WithHelp("←/h", "previous tab")),
-		NextOp:      key.NewBinding(key.WithKeys(">"), key.WithHelp(">", "next operator of the chain")),
-		PrevOp:      key.NewBinding(key.WithKeys("<"), key.WithHelp("<", "previous operator")),
+		NextOp:      key.NewBinding(key.WithKeys(">"), key.WithHelp(">", "next operator")),
+		PrevOp:      key.NewBinding(key.WithKeys("<"), key.WithHelp("<", "prev operator")),
 		Up:          key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
 		Down:        key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
 		PageUp:      key.NewBinding(key.WithKeys("pgup", "ctrl+b"), key.WithHelp("pgup", "page up")),
@@ -71,7 +73,7 @@ func Default() KeyMap {
 		Quit:        key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 		Interrupt:   key.NewBinding(key.WithKeys("ctrl+c", "esc"), key.WithHelp("ctrl+c", "interrupt run")),
 		Toggle:      key.NewBinding(key.WithKeys("space", "e"), key.WithHelp("space/e", "enable/disable")),
-		Delete:      key.NewBinding(key.WithKeys("x", "d", "delete"), key.WithHelp("x", "delete")),
+		Delete:      key.NewBinding(key.WithKeys("x", "d", "delete"), key.WithHelp("x", "delete (in B, W)")),
 		Enter:       key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "select")),
 	}
 }
@@ -85,7 +87,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Next, k.NextMany, k.Step, k.Continue, k.Back, k.Restart, k.Interrupt},
-		{k.Break, k.Breakpoints, k.Watch, k.Savepoint, k.Open, k.Command, k.Filter},
+		{k.Break, k.Breakpoints, k.Watch, k.Watches, k.Delete, k.Savepoint, k.Open, k.Command, k.Filter},
 		{k.NextPane, k.PrevPane, k.NextTab, k.PrevTab, k.NextOp, k.PrevOp, k.Up, k.Down, k.PageUp, k.PageDown, k.Top},
 		{k.Help, k.Close, k.Quit},
 	}
