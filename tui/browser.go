@@ -472,11 +472,13 @@ func (s *savepointKeyed) rows(from int) iter.Seq2[pageRow, error] {
 				yield(pageRow{}, err)
 				return
 			}
-			if ok, err := keep(s.cond, keyedEnv(r)); err != nil {
-				yield(pageRow{}, err)
-				return
-			} else if !ok {
-				continue
+			if s.cond != nil {
+				if ok, err := s.cond.EvalBool(keyedEnv(r)); err != nil {
+					yield(pageRow{}, err)
+					return
+				} else if !ok {
+					continue
+				}
 			}
 			if !yield(pageRow{kg: r.KeyGroup, cells: []string{fmt.Sprint(r.KeyGroup), fmt.Sprint(r.Subtask), show(r.Key), show(r.Namespace), show(r.UserKey), show(r.Value)}}, nil) {
 				return
@@ -501,11 +503,13 @@ func (s *savepointOperator) rows(from int) iter.Seq2[pageRow, error] {
 				yield(pageRow{}, err)
 				return
 			}
-			if ok, err := keep(s.cond, operatorEnv(r)); err != nil {
-				yield(pageRow{}, err)
-				return
-			} else if !ok {
-				continue
+			if s.cond != nil {
+				if ok, err := s.cond.EvalBool(operatorEnv(r)); err != nil {
+					yield(pageRow{}, err)
+					return
+				} else if !ok {
+					continue
+				}
 			}
 			if !yield(pageRow{cells: []string{fmt.Sprint(r.Subtask), fmt.Sprint(r.Position), show(r.Key), show(r.Value)}}, nil) {
 				return

@@ -24,13 +24,8 @@ func compileFilter(text string) (*query.Compiled, error) {
 	return query.CompileExpr(e, filterNames)
 }
 
-// keep reports whether a row passes a filter (nil passes everything).
-func keep(cond *query.Compiled, env query.EnvMap) (bool, error) {
-	if cond == nil {
-		return true, nil
-	}
-	return cond.EvalBool(env)
-}
+// The env builders below allocate a map per row: callers build one only
+// when a filter is set.
 
 func keyedEnv(r state.KeyedRow) query.EnvMap {
 	return query.EnvMap{"operator_name": r.OperatorName, "subtask": int64(r.Subtask), "key_group": int64(r.KeyGroup),

@@ -307,11 +307,13 @@ func (s *keyedSource) rows(from int) iter.Seq2[pageRow, error] {
 			if r.Subtask != s.subtask || s.windows && r.Namespace == nil {
 				continue
 			}
-			if ok, err := keep(s.cond, keyedEnv(r)); err != nil {
-				yield(pageRow{}, err)
-				return
-			} else if !ok {
-				continue
+			if s.cond != nil {
+				if ok, err := s.cond.EvalBool(keyedEnv(r)); err != nil {
+					yield(pageRow{}, err)
+					return
+				} else if !ok {
+					continue
+				}
 			}
 			row := pageRow{kg: r.KeyGroup, cells: []string{r.StateName, show(r.Key), show(r.Namespace), show(r.UserKey), show(r.Value)}}
 			if c, ok := s.changes[changeKey(s.opName, r.Subtask, r.StateName, r.Key, r.Namespace, r.UserKey)]; ok {
@@ -350,11 +352,13 @@ func (s *operatorSource) rows(from int) iter.Seq2[pageRow, error] {
 			if r.Subtask != s.subtask {
 				continue
 			}
-			if ok, err := keep(s.cond, operatorEnv(r)); err != nil {
-				yield(pageRow{}, err)
-				return
-			} else if !ok {
-				continue
+			if s.cond != nil {
+				if ok, err := s.cond.EvalBool(operatorEnv(r)); err != nil {
+					yield(pageRow{}, err)
+					return
+				} else if !ok {
+					continue
+				}
 			}
 			if !yield(pageRow{cells: []string{r.StateName, fmt.Sprint(r.Kind), strconv.Itoa(r.Position), show(r.Key), show(r.Value)}}, nil) {
 				return
@@ -391,11 +395,13 @@ func (s *timerSource) rows(from int) iter.Seq2[pageRow, error] {
 			if r.Subtask != s.subtask {
 				continue
 			}
-			if ok, err := keep(s.cond, timerEnv(r)); err != nil {
-				yield(pageRow{}, err)
-				return
-			} else if !ok {
-				continue
+			if s.cond != nil {
+				if ok, err := s.cond.EvalBool(timerEnv(r)); err != nil {
+					yield(pageRow{}, err)
+					return
+				} else if !ok {
+					continue
+				}
 			}
 			if !yield(pageRow{kg: r.KeyGroup, cells: []string{r.Domain, state.FormatMillis(r.Timestamp), show(r.Key), show(r.Namespace)}}, nil) {
 				return
