@@ -192,30 +192,15 @@ func (n *cmpNode) eval(c *evalCtx) (any, error) {
 // AND and OR follow SQL's three-valued logic: FALSE AND NULL is FALSE,
 // TRUE OR NULL is TRUE, otherwise NULL wins. A non-boolean operand counts
 // as NULL.
-func (n *andNode) eval(c *evalCtx) (any, error) {
-	sawNull := false
-	for _, a := range n.args {
-		v, err := a.eval(c)
-		if err != nil {
-			return nil, err
-		}
-		b, ok := v.(bool)
-		switch {
-		case !ok:
-			sawNull = true
-		case !b:
-			return false, nil
-		}
-	}
-	if sawNull {
-		return nil, nil
-	}
-	return true, nil
-}
+func (n *andNode) eval(c *evalCtx) (any, error) { return evalLogic(c, n.args, false) }
 
-func (n *orNode) eval(c *evalCtx) (any, error) {
+func (n *orNode) eval(c *evalCtx) (any, error) { return evalLogic(c, n.args, true) }
+
+// evalLogic evaluates AND (decisive false) or OR (decisive true): the first
+// operand equal to decisive decides; otherwise a NULL operand makes NULL.
+func evalLogic(c *evalCtx, args []node, decisive bool) (any, error) {
 	sawNull := false
-	for _, a := range n.args {
+	for _, a := range args {
 		v, err := a.eval(c)
 		if err != nil {
 			return nil, err
@@ -224,14 +209,14 @@ func (n *orNode) eval(c *evalCtx) (any, error) {
 		switch {
 		case !ok:
 			sawNull = true
-		case b:
-			return true, nil
+		case b == decisive:
+			return decisive, nil
 		}
 	}
 	if sawNull {
 		return nil, nil
 	}
-	return false, nil
+	return !decisive, nil
 }
 
 func (n *isNullNode) eval(c *evalCtx) (any, error) {
