@@ -223,7 +223,7 @@ func eventLines(stop *session.Stop) []string {
 		case runtime.TraceProcessingTime:
 			out = append(out, "  processing time → "+clock(e.To))
 		case runtime.TraceNote:
-			out = append(out, fmt.Sprintf("  %s %s %s", where, e.What, strings.TrimSpace(fmt.Sprint(e.Attrs...))))
+			out = append(out, fmt.Sprintf("  %s %s %s", where, e.What, formatAttrs(e.Attrs)))
 		}
 	}
 	for _, w := range stop.Watches {
@@ -239,6 +239,23 @@ func eventLines(stop *session.Stop) []string {
 		out = append(out, stop.Message)
 	}
 	return out
+}
+
+// formatAttrs prints an operator note's attributes, given as alternating
+// names and values (as slog takes them), as name=value pairs.
+func formatAttrs(attrs []any) string {
+	var b strings.Builder
+	for i := 0; i < len(attrs); i += 2 {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if i+1 == len(attrs) {
+			b.WriteString(show(attrs[i]))
+			break
+		}
+		fmt.Fprintf(&b, "%v=%s", attrs[i], show(attrs[i+1]))
+	}
+	return b.String()
 }
 
 // failureLines describes a failure: what, where, the record, the stack.

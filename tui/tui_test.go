@@ -626,3 +626,19 @@ func TestHelpNarrow(t *testing.T) {
 	}
 	golden(t, "help_80x24", screen(m.View()))
 }
+
+func TestFormatAttrs(t *testing.T) {
+	for _, tc := range []struct {
+		attrs []any
+		want  string
+	}{
+		{nil, ""},
+		{[]any{"values", 1}, "values=1"},
+		{[]any{"window", "w1", "values", int64(3)}, "window=w1 values=3"},
+		{[]any{"odd"}, "odd"},
+	} {
+		if got := formatAttrs(tc.attrs); got != tc.want {
+			t.Errorf("formatAttrs(%v) = %q, want %q", tc.attrs, got, tc.want)
+		}
+	}
+}
