@@ -270,6 +270,16 @@ func TestSPAPITableState(t *testing.T) {
 	if len(ops) != 7 {
 		t.Fatalf("%d operators", len(ops))
 	}
+	// A small savepoint's StateMeta counts its keyed entries: 10 keys per
+	// state; the broadcast map has 11 entries in each of 2 subtasks.
+	counts := map[string]int64{}
+	for _, m := range sp.States() {
+		counts[m.OperatorName+"."+m.StateName] = m.Entries
+	}
+	if counts["keyed-state-process.KeyedPrimitiveValue"] != 10 || counts["keyed-state-process.KeyedPrimitiveValueMap"] != 10 ||
+		counts["broadcast-process.LongBroadcastState"] != 22 {
+		t.Errorf("entry counts %v", counts)
+	}
 	if i := slices.IndexFunc(ops, func(o state.OperatorInfo) bool { return o.ID == "3a6f51704798c4f418be51bfb6813b77" }); i < 0 ||
 		ops[i].Name != "Source: broadcast-source" || ops[i].UID != "broadcast-source-uid" || ops[i].Parallelism != 1 {
 		t.Errorf("operators %+v", ops)

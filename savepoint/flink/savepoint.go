@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
@@ -295,7 +296,65 @@ func (sp *Savepoint) States() []state.StateMeta {
 	sp.mu.Lock()
 	sp.metas, sp.listed = metas, true
 	sp.mu.Unlock()
-	return slices.Clone(metas)
+	sp.countKeyed()
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return slices.Clone(sp.metas)
+}
+
+// countBudget bounds the keyed rows read to count entries: a small
+// savepoint gets exact counts in its StateMeta, a large one keeps 0
+// (unknown) rather than being read whole just to be listed.
+const countBudget = 200_000
+
+// countKeyed fills in the entry counts of keyed states (and broadcast maps)
+// when the whole savepoint holds at most countBudget such rows.
+func (sp *Savepoint) countKeyed() {
+	sp.mu.Lock()
+	metas := slices.Clone(sp.metas)
+	sp.mu.Unlock()
+	counts := make([]int64, len(metas))
+	budget := countBudget
+	for i, m := range metas {
+		var rows iter.Seq2[struct{}, error]
+		switch {
+		case m.Scope == state.ScopeKeyed:
+			rows = func(yield func(struct{}, error) bool) {
+				for _, err := range sp.Keyed(state.KeyedScan{OperatorID: m.OperatorID, StateName: m.StateName}) {
+					if !yield(struct{}{}, err) {
+						return
+					}
+				}
+			}
+		case m.Kind == state.KindBroadcast:
+			rows = func(yield func(struct{}, error) bool) {
+				for _, err := range sp.OperatorState(state.OperatorScan{OperatorID: m.OperatorID, StateName: m.StateName}) {
+					if !yield(struct{}{}, err) {
+						return
+					}
+				}
+			}
+		default:
+			continue
+		}
+		for _, err := range rows {
+			if err != nil {
+				counts[i] = 0 // unreadable: unknown
+				break
+			}
+			counts[i]++
+			if budget--; budget < 0 {
+				return // too large to count on listing
+			}
+		}
+	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	for i := range sp.metas {
+		if counts[i] > 0 {
+			sp.metas[i].Entries = counts[i]
+		}
+	}
 }
 
 func typeOf(s serializer) string {
