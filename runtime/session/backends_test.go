@@ -100,3 +100,45 @@ func TestPebbleOutputsEqualHeap(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionRestore: a savepoint restored into a running session puts the
+// job back at the savepoint's record with its state, and it goes on from
+// there to the uninterrupted run's final state.
+func TestSessionRestore(t *testing.T) {
+	ref := referenceRun(t, "orders")
+	s := openSession(t, buildJob(t, "orders"), session.Options{Options: runtime.Options{Trace: true}})
+	defer s.Close()
+	if _, err := s.NextN(context.Background(), 300); err != nil {
+		t.Fatal(err)
+	}
+	fs := vfs.NewMem()
+	if err := s.Savepoint(fs, "/sp"); err != nil {
+		t.Fatal(err)
+	}
+	at300 := stateDump(t, s)
+	if _, err := s.NextN(context.Background(), 200); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.RestoreDir(fs, "/sp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Reason != session.ReasonRestored || s.Position() != 300 {
+		t.Fatalf("restore stopped with %s at record %d", st.Reason, s.Position())
+	}
+	if got := stateDump(t, s); got != at300 {
+		t.Fatalf("state after restore differs from the savepoint's: %s", firstDiff(got, at300))
+	}
+	if _, err := s.Back(); err == nil {
+		t.Fatal("back before the restored position succeeded")
+	}
+	if _, err := s.Execute(context.Background(), "continue"); err != nil {
+		t.Fatal(err)
+	}
+	if got := stateDump(t, s); got != ref.dump {
+		t.Fatalf("after restore and continue: %s", firstDiff(got, ref.dump))
+	}
+	if _, err := s.Execute(context.Background(), "restore /nonexistent"); err == nil {
+		t.Fatal("restoring a missing savepoint succeeded")
+	}
+}

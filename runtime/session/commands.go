@@ -155,6 +155,16 @@ func Commands() []Command {
 				}
 				return Result{Text: "savepoint written to " + dir}, nil
 			}},
+		{Name: "restore", Args: "DIR", Runs: true,
+			Help: "Restore the savepoint in DIR into the job and go on from its position.",
+			Run: func(ctx context.Context, s *Session, args string) (Result, error) {
+				dir := strings.TrimSpace(args)
+				if dir == "" {
+					return Result{}, errors.New("restore: which directory?")
+				}
+				st, err := s.RestoreDir(vfs.Default, dir)
+				return Result{Stop: st}, err
+			}},
 		{Name: "open", Args: "DIR", Help: "Browse the savepoint in DIR (ours or Apache Flink's).",
 			Run: func(ctx context.Context, s *Session, args string) (Result, error) {
 				dir := strings.TrimSpace(args)

@@ -106,3 +106,35 @@ func (s *Session) Savepoint(fs vfs.FS, dir string) error {
 	}
 	return savepoint.Write(fs, dir, snap)
 }
+
+// Restore replaces the running job's state with a snapshot (a savepoint on
+// disk: runtime.FromSavepoint), as a job started with --from-savepoint. The
+// session starts over at the snapshot's position: breakpoints and watches
+// stay, checkpoints, recorded commands and Back's history go.
+func (s *Session) Restore(from runtime.Restore) (*Stop, error) {
+	if s.exec == nil {
+		return nil, errors.New("session: closed")
+	}
+	exec, err := runtime.NewExecutor(s.job, s.opts.Options, from)
+	if err != nil {
+		return nil, err
+	}
+	old := s.exec
+	s.exec = exec
+	old.Close()
+	s.checkpoints, s.commands, s.marks = nil, nil, nil
+	if err := s.checkpoint(); err != nil {
+		return nil, err
+	}
+	info := from.Info()
+	return s.stop(Stop{Reason: ReasonRestored, Message: fmt.Sprintf("restored checkpoint %d of job %q at record %d", info.CheckpointID, info.Job, info.Position)}), nil
+}
+
+// RestoreDir restores the savepoint in dir (ours) into the session.
+func (s *Session) RestoreDir(fs vfs.FS, dir string) (*Stop, error) {
+	sp, err := savepoint.Open(fs, dir)
+	if err != nil {
+		return nil, err
+	}
+	return s.Restore(runtime.FromSavepoint(sp))
+}
