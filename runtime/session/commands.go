@@ -65,7 +65,7 @@ func Commands() []Command {
 				st, err := s.runReporting(ctx, -1)
 				return Result{Stop: st}, err
 			}},
-		{Name: "back", Aliases: []string{"u"}, Runs: true, Help: "Go back to the state before the last source record.",
+		{Name: "back", Aliases: []string{"u"}, Runs: true, Help: "Go back to the state before the last next, step or continue (one record when there is none).",
 			Run: func(ctx context.Context, s *Session, args string) (Result, error) {
 				st, err := s.Back()
 				return Result{Stop: st}, err
