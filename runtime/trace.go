@@ -40,7 +40,7 @@ type TraceEvent struct {
 	Subtask  int
 	Operator string
 
-	Step_ StepInfo // for TraceStep
+	Info StepInfo // for TraceStep
 
 	Tag   string // side output tag
 	Value any    // emitted or output record
@@ -98,7 +98,7 @@ func (t *Trace) begin(st *subtask, inst *opInstance) {
 
 func (t *Trace) end(info StepInfo) {
 	if t.open < len(t.events) && t.events[t.open].Kind == TraceStep {
-		t.events[t.open].Step_ = info
+		t.events[t.open].Info = info
 	}
 	t.steps++
 	t.st, t.inst = nil, nil

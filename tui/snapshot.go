@@ -191,8 +191,8 @@ func eventLines(stop *session.Stop) []string {
 		where := fmt.Sprintf("%s[%d]", e.Operator, e.Subtask)
 		switch e.Kind {
 		case runtime.TraceStep:
-			if e.Step_.Kind == "source" {
-				out = append(out, fmt.Sprintf("● %s read %s", e.Step_.Operator, e.Step_.Where))
+			if e.Info.Kind == "source" {
+				out = append(out, fmt.Sprintf("● %s read %s", e.Info.Operator, e.Info.Where))
 			}
 		case runtime.TraceEmitted:
 			tag := ""

@@ -115,7 +115,7 @@ func printStop(st *session.Stop, err error, quiet bool) string {
 	for _, e := range st.Events {
 		switch e.Kind {
 		case runtime.TraceStep:
-			i := e.Step_
+			i := e.Info
 			switch i.Kind {
 			case "source", "end of input":
 				fmt.Fprintf(&b, "  %s[%d] %s %s\n", i.Operator, i.Subtask, i.Kind, i.Where)

@@ -291,10 +291,10 @@ func render(evs []runtime.TraceEvent) string {
 	for _, ev := range evs {
 		switch ev.Kind {
 		case runtime.TraceStep:
-			switch ev.Step_.Kind {
+			switch ev.Info.Kind {
 			case "source":
 				// Where is "line:number"; the transcript shows the line.
-				fmt.Fprintf(&b, "%s\n", ev.Step_.Where[:strings.LastIndexByte(ev.Step_.Where, ':')])
+				fmt.Fprintf(&b, "%s\n", ev.Info.Where[:strings.LastIndexByte(ev.Info.Where, ':')])
 			case "end of input":
 				b.WriteString("end of input\n")
 			}
