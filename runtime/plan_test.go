@@ -7,12 +7,12 @@ import (
 	"streamdbg/state"
 )
 
-type sliceSource struct {
+type memSource struct {
 	items []string
 	i     int
 }
 
-func (s *sliceSource) Next() (SourceEvent[string], bool, error) {
+func (s *memSource) Next() (SourceEvent[string], bool, error) {
 	if s.i >= len(s.items) {
 		return SourceEvent[string]{}, false, nil
 	}
@@ -21,7 +21,7 @@ func (s *sliceSource) Next() (SourceEvent[string], bool, error) {
 }
 
 func newSlice(items ...string) func() Source[string] {
-	return func() Source[string] { return &sliceSource{items: items} }
+	return func() Source[string] { return &memSource{items: items} }
 }
 
 func identity(s string) (string, error) { return s, nil }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"strings"
 
-	"streamdbg/fixtures"
 	"streamdbg/query"
 	"streamdbg/runtime"
 	"streamdbg/runtime/session"
@@ -30,10 +29,8 @@ func (c *counter) Map(w string) (string, error) {
 
 // Example debugs a job of one's own, as README.md shows.
 func Example() {
-	in, _ := fixtures.Parse("words.txt", []byte("a b a\nb c"))
 	job := runtime.NewJob("mine")
-	lines := runtime.FromSource(job, "Source: lines", fixtures.NewLineSource(fixtures.SourceConfig{Input: in}, fixtures.ParseText),
-		runtime.WatermarkStrategy[string]{}, runtime.UID("lines"))
+	lines := runtime.FromSlice(job, "Source: lines", []string{"a b a", "b c"}, runtime.WatermarkStrategy[string]{}, runtime.UID("lines"))
 	words := runtime.FlatMap(lines, "split", runtime.FlatMapFunc[string, string](func(l string, out runtime.Collector[string]) error {
 		for _, w := range strings.Fields(l) {
 			out.Collect(w)
