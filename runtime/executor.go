@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	goruntime "runtime"
+	"slices"
 	"strings"
 
 	"streamdbg/state"
@@ -628,12 +629,12 @@ func (e *Executor) emitWatermarkAfter(ctx *OperatorContext, wm int64) {
 }
 
 func (e *Executor) forwardWatermark(st *subtask, inst *opInstance, wm int64) {
-	seen := map[int]bool{}
 	for i := range inst.outs {
 		rt := &inst.outs[i]
 		if rt.chained >= 0 {
-			if !seen[rt.chained] {
-				seen[rt.chained] = true
+			// An operator reached by several outputs (main and side) gets
+			// the watermark once.
+			if !slices.ContainsFunc(inst.outs[:i], func(o route) bool { return o.chained == rt.chained }) {
 				e.chained = append(e.chained, work{kind: wWatermark, op: rt.chained, wm: wm})
 			}
 			continue
