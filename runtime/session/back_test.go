@@ -162,13 +162,16 @@ func TestBackByteIdentical(t *testing.T) {
 		}
 		backs := 0
 		for s.Position() > 0 {
-			from := s.Position()
+			from, idle := s.Position(), s.Executor().Idle()
 			st, err := s.Back()
 			if err != nil {
 				t.Fatalf("%s: back from record %d: %v", what, from, err)
 			}
 			backs++
-			if st.Reason != session.ReasonBack || s.Position() != from-1 {
+			// Back from the middle of an event returns to where it began:
+			// record from-1, or record from itself when the event was the
+			// end of the input (which is not a record).
+			if st.Reason != session.ReasonBack || s.Position() != from-1 && (idle || s.Position() != from) {
 				t.Fatalf("%s: back from record %d stopped at %d (%s: %s)", what, from, s.Position(), st.Reason, st.Message)
 			}
 			w, ok := want[s.Position()]
