@@ -199,7 +199,7 @@ func (s *Session) currentKeyState(info runtime.StepInfo) map[string]any {
 		return out
 	}
 	key := state.ToDynamic(info.Key)
-	for r, err := range cat.Keyed(state.KeyedScan{OperatorID: op.ID, KeyGroups: []int{kg}}) {
+	for r, err := range cat.Keyed(state.KeyedScan{OperatorID: op.ID, KeyGroups: []int{kg}, Keys: []any{key}}) {
 		if err != nil {
 			break
 		}
