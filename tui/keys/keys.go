@@ -80,7 +80,7 @@ func Default() KeyMap {
 
 // ShortHelp is the status line of the debug screen.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Next, k.Step, k.Continue, k.Back, k.Break, k.Watch, k.Command, k.Filter, k.Savepoint, k.Help, k.Quit}
+	return []key.Binding{k.Next, k.Step, k.Continue, k.Back, k.Command, k.Help, k.Quit, k.Break, k.Watch, k.Filter, k.Savepoint}
 }
 
 // FullHelp is the `?` overlay, by column.
