@@ -73,12 +73,16 @@ func (sp *Savepoint) Keyed(scan state.KeyedScan) iter.Seq2[state.KeyedRow, error
 			if f.header.err != nil || !slices.ContainsFunc(f.header.states, want) {
 				continue
 			}
-			for e, err := range sp.entries(f, scan.KeyGroups, want) {
+			keep := keyMatcher(scan.Keys)
+			for e, err := range sp.entriesOf(f, scan.KeyGroups, want, keep) {
 				if err != nil {
 					if !yield(state.KeyedRow{}, err) {
 						return
 					}
 					break
+				}
+				if keep != nil && !keep(e.key) {
+					continue // the heap-native layout decodes before it can skip
 				}
 				row := state.KeyedRow{
 					OperatorID:   f.op.id,
@@ -159,6 +163,12 @@ func (sp *Savepoint) Timers(scan state.TimerScan) iter.Seq2[state.TimerRow, erro
 // one keyed file, restricted to kgs when not nil. Each key group is read
 // and decoded on its own; a corrupt key group ends the file with an error.
 func (sp *Savepoint) entries(f keyedFile, kgs []int, want func(*stateMeta) bool) iter.Seq2[entry, error] {
+	return sp.entriesOf(f, kgs, want, nil)
+}
+
+// entriesOf is entries with an optional key filter: pairs of other keys are
+// skipped before their values are decoded.
+func (sp *Savepoint) entriesOf(f keyedFile, kgs []int, want func(*stateMeta) bool, keep func(any) bool) iter.Seq2[entry, error] {
 	return func(yield func(entry, error) bool) {
 		h := f.handle
 		sec, c, err := h.stream.open()
@@ -184,7 +194,7 @@ func (sp *Savepoint) entries(f keyedFile, kgs []int, want func(*stateMeta) bool)
 			}
 			r := &kgReader{
 				file: sec.name(), base: off, kg: kg, prefix: prefix,
-				header: f.header, want: want, yield: yield,
+				header: f.header, want: want, yield: yield, keep: keep,
 			}
 			if !r.read(b, h.kind) {
 				return
@@ -203,6 +213,8 @@ type kgReader struct {
 	header *keyedHeader
 	want   func(*stateMeta) bool
 	yield  func(entry, error) bool
+	// keep, when set, says whether a decoded key is wanted (KeyedScan.Keys).
+	keep func(key any) bool
 	// Reused for every pair: decoding a key group allocates per value, not
 	// per decoder or result.
 	kd, vd decoder
@@ -358,6 +370,9 @@ func (r *kgReader) decodePair(at int64, m *stateMeta, key, value []byte) ([]entr
 	}
 	if kd.err != nil {
 		return nil, kd.err
+	}
+	if r.keep != nil && !r.keep(e.key) {
+		return nil, nil // another key: its value is not decoded
 	}
 	switch m.kind() {
 	case state.KindMap:
@@ -539,4 +554,63 @@ func (r *kgReader) nativeValue(d *decoder, e entry) []entry {
 	}
 	e.value = m.value.decode(d)
 	return []entry{e}
+}
+
+// keyMatcher keeps the keys that may equal one of the query's key literals.
+// It only drops a key it knows is different (numbers, strings, tuples of
+// them); anything it cannot compare is kept and left to the query.
+func keyMatcher(literals []any) func(any) bool {
+	if literals == nil {
+		return nil
+	}
+	return func(key any) bool {
+		for _, l := range literals {
+			if !surelyDifferent(key, l) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func surelyDifferent(a, b any) bool {
+	if x, ok := number(a); ok {
+		if y, ok := number(b); ok {
+			return x != y
+		}
+		return false
+	}
+	switch x := a.(type) {
+	case string:
+		if y, ok := b.(string); ok {
+			return x != y
+		}
+	case []any:
+		y, ok := b.([]any)
+		if !ok {
+			if len(x) == 1 {
+				return surelyDifferent(x[0], b) // a Tuple1 key against a scalar literal
+			}
+			return false
+		}
+		if len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if surelyDifferent(x[i], y[i]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	return 0, false
 }

@@ -419,3 +419,55 @@ func TestIsFlinkOnOtherDirs(t *testing.T) {
 		t.Errorf("Open: %v", err)
 	}
 }
+
+// TestKeyFilterSkipsOtherKeys: a scan with KeyedScan.Keys yields exactly the
+// rows of those keys (the query still filters; the reader must never drop a
+// row of a wanted key).
+func TestKeyFilterSkipsOtherKeys(t *testing.T) {
+	sp := openSample(t, "spapi-table-state")
+	count := func(scan state.KeyedScan) (n int, keys map[any]bool) {
+		keys = map[any]bool{}
+		for r, err := range sp.Keyed(scan) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			n++
+			keys[r.Key] = true
+		}
+		return n, keys
+	}
+	all, _ := count(state.KeyedScan{OperatorID: "928f3b38bde6af749ed4cb45aa1237db"})
+	n, keys := count(state.KeyedScan{OperatorID: "928f3b38bde6af749ed4cb45aa1237db", Keys: []any{int64(3), float64(7)}})
+	if all != 60 || n != 12 || len(keys) != 2 || !keys[int64(3)] || !keys[int64(7)] {
+		t.Fatalf("all %d rows; filtered %d rows of keys %v, want 12 rows of keys 3 and 7", all, n, keys)
+	}
+	// A literal the filter cannot compare with a Long keeps every row.
+	if n, _ := count(state.KeyedScan{OperatorID: "928f3b38bde6af749ed4cb45aa1237db", Keys: []any{true}}); n != all {
+		t.Fatalf("an incomparable literal dropped rows: %d of %d", n, all)
+	}
+	// The canonical layout skips other keys before decoding their values:
+	// Tuple1<Long> keys of the udf savepoint, against a tuple literal.
+	udf := openSample(t, "udf-flink1.20-hashmap-savepoint")
+	var got []any
+	for r, err := range udf.Keyed(state.KeyedScan{StateName: "state-name", Keys: []any{[]any{int64(2)}}}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, r.Value)
+	}
+	if len(got) != 4 { // key (2) in each of the 4 keyed operators
+		t.Fatalf("rows of key (2): %v", got)
+	}
+	for _, tc := range []struct {
+		a, b any
+		diff bool
+	}{
+		{int64(3), int64(3), false}, {int64(3), float64(3), false}, {int64(3), int64(4), true},
+		{"a", "b", true}, {"a", int64(1), false}, {[]any{int64(1)}, int64(1), false}, {[]any{int64(1)}, int64(2), true},
+		{[]any{int64(1), "x"}, []any{int64(1), "y"}, true}, {[]any{int64(1), "x"}, []any{int64(1)}, false},
+	} {
+		if got := surelyDifferent(tc.a, tc.b); got != tc.diff {
+			t.Errorf("surelyDifferent(%v, %v) = %v", tc.a, tc.b, got)
+		}
+	}
+}
