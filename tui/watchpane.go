@@ -289,34 +289,17 @@ func watchViews(ws []*session.Watch, stop []session.WatchResult, fresh map[int]*
 	return out
 }
 
-// watchRowLimit is the number of rows the session keeps per watch result
-// (session's watchRowLimit); a result that long may have more.
-const watchRowLimit = 200
+// watchRowLimit is the number of rows the session keeps per watch result;
+// a result that long may have more.
+const watchRowLimit = session.WatchRowLimit
 
-// firstRun runs a new watch's query once (in the background goroutine that
-// added it), so its rows show before the next stop.
-func firstRun(ctx context.Context, s *session.Session) *session.WatchResult {
+// firstRun is a new watch's first result, worked out when the session added
+// it, so its rows show before the next stop.
+func firstRun(_ context.Context, s *session.Session) *session.WatchResult {
 	ws := s.Watches()
 	if len(ws) == 0 {
 		return nil
 	}
-	w := ws[len(ws)-1]
-	res := &session.WatchResult{Watch: w}
-	rows, err := s.Query(ctx, w.Query)
-	if err != nil {
-		res.Err = err
-		return res
-	}
-	defer rows.Close()
-	res.Columns = rows.Columns()
-	for row, err := range rows.All() {
-		if err != nil {
-			res.Err = err
-			break
-		}
-		if len(res.Rows) < watchRowLimit {
-			res.Rows = append(res.Rows, row)
-		}
-	}
-	return res
+	res := ws[len(ws)-1].Last()
+	return &res
 }

@@ -142,3 +142,24 @@ func TestSessionRestore(t *testing.T) {
 		t.Fatal("restoring a missing savepoint succeeded")
 	}
 }
+
+// TestWatchLast: a watch's last result is there as soon as it is added and
+// follows every stop, with what changed.
+func TestWatchLast(t *testing.T) {
+	s := openSession(t, buildJob(t, "orders"), session.Options{Options: runtime.Options{Trace: true}})
+	defer s.Close()
+	w, err := s.AddWatch("SELECT key, value FROM keyed_state WHERE state_name = 'total'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := w.Last(); r.Err != nil || len(r.Rows) != 0 || len(r.Columns) != 2 {
+		t.Fatalf("before any record: %+v", r)
+	}
+	st, err := s.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := w.Last(); len(r.Rows) != 1 || len(r.Added) != 1 || len(st.Watches) != 1 || len(st.Watches[0].Rows) != 1 {
+		t.Fatalf("after one record: last %+v, stop %+v", r, st.Watches)
+	}
+}

@@ -226,7 +226,11 @@ type Watch struct {
 	Query string
 	last  map[string]int
 	rows  [][]any
+	res   WatchResult
 }
+
+// Last is the watch's result at the last stop (or when it was added).
+func (w *Watch) Last() WatchResult { return w.res }
 
 // WatchResult is a watch's rows after a stop, with the rows that appeared
 // and disappeared since the previous stop.
@@ -269,8 +273,9 @@ func (s *Session) DeleteWatch(id int) error {
 	return fmt.Errorf("no watch #%d", id)
 }
 
-// watchRowLimit bounds the rows a watch keeps.
-const watchRowLimit = 200
+// WatchRowLimit bounds the rows a watch result keeps; a result that long
+// may have more.
+const WatchRowLimit = 200
 
 func (s *Session) evalWatches() []WatchResult {
 	var out []WatchResult
@@ -296,7 +301,7 @@ func (s *Session) evalWatch(w *Watch) WatchResult {
 		}
 		k := fmt.Sprint(row)
 		cur[k]++
-		if len(res.Rows) < watchRowLimit {
+		if len(res.Rows) < WatchRowLimit {
 			res.Rows = append(res.Rows, row)
 		}
 		if w.last != nil && w.last[k] < cur[k] {
@@ -311,7 +316,7 @@ func (s *Session) evalWatch(w *Watch) WatchResult {
 			}
 		}
 	}
-	w.last, w.rows = cur, res.Rows
+	w.last, w.rows, w.res = cur, res.Rows, res
 	return res
 }
 
