@@ -533,45 +533,42 @@ func (c *compiler) compile1(x *xexpr) (node, vtype, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		n := &inNode{a: a, not: x.not}
-		for _, y := range x.args[1:] {
-			b, tb, err := c.compile(y)
-			if err != nil {
-				return nil, 0, err
-			}
-			_, b, err = c.comparable(x, x.args[0], a, ta, y, b, tb)
-			if err != nil {
-				return nil, 0, err
-			}
-			n.list = append(n.list, b)
+		list, err := c.compileAgainst(x, a, ta)
+		if err != nil {
+			return nil, 0, err
 		}
-		return n, tBool, nil
+		return &inNode{a: a, not: x.not, list: list}, tBool, nil
 	case xBetween:
 		a, ta, err := c.compile(x.args[0])
 		if err != nil {
 			return nil, 0, err
 		}
-		n := &betweenNode{a: a, not: x.not}
-		for i, y := range x.args[1:] {
-			b, tb, err := c.compile(y)
-			if err != nil {
-				return nil, 0, err
-			}
-			_, b, err = c.comparable(x, x.args[0], a, ta, y, b, tb)
-			if err != nil {
-				return nil, 0, err
-			}
-			if i == 0 {
-				n.lo = b
-			} else {
-				n.hi = b
-			}
+		bounds, err := c.compileAgainst(x, a, ta)
+		if err != nil {
+			return nil, 0, err
 		}
-		return n, tBool, nil
+		return &betweenNode{a: a, not: x.not, lo: bounds[0], hi: bounds[1]}, tBool, nil
 	case xCall:
 		return c.compileCall(x)
 	}
 	return nil, 0, errorf(x.pos, "unsupported expression")
+}
+
+// compileAgainst compiles the operands of x after the first (IN's list,
+// BETWEEN's bounds), each checked comparable with the first, a of type ta.
+func (c *compiler) compileAgainst(x *xexpr, a node, ta vtype) ([]node, error) {
+	out := make([]node, 0, len(x.args)-1)
+	for _, y := range x.args[1:] {
+		b, tb, err := c.compile(y)
+		if err != nil {
+			return nil, err
+		}
+		if _, b, err = c.comparable(x, x.args[0], a, ta, y, b, tb); err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
 }
 
 func (c *compiler) columnHint(name string) string {

@@ -16,13 +16,7 @@ import (
 // offsets), as they would for a snapshot, so views show current positions.
 func (e *Executor) Catalog() state.Catalog {
 	if e.idle() && e.failure == nil {
-		for _, st := range e.subtasks {
-			for _, inst := range st.ops {
-				if so, ok := inst.op.(StatefulOperator); ok {
-					_ = e.guard(st, inst, nil, func() error { return so.SnapshotState(inst.ctx) })
-				}
-			}
-		}
+		_ = e.snapshotFunctions() // a failing function fails the job: views show it
 	}
 	return liveCatalog{e}
 }

@@ -17,11 +17,8 @@ type OperatorContext struct {
 	inst *opInstance
 
 	// element being handled
-	rec     Record
-	where   Where
-	keyed   state.KeyedBackend
-	timer   bool
-	curTime int64
+	rec   Record
+	where Where
 }
 
 // OperatorName is the operator's name.

@@ -432,10 +432,7 @@ func (e *Executor) pick() *subtask {
 					m = min(m, w)
 				}
 				if m <= st.wm {
-					if e.trace != nil {
-						e.trace.channelWatermark(st, el.channel, el.wm)
-					}
-					continue
+					continue // the subtask's watermark did not move
 				}
 				st.wm = m
 				st.stack = append(st.stack, work{kind: wWatermark, wm: m})

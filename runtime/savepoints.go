@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"fmt"
 	"iter"
 	"time"
 
@@ -15,42 +14,25 @@ import (
 // until Write returns. The creation time is the job's processing-time clock,
 // so two savepoints of the same job at the same point are byte-identical.
 func (e *Executor) SavepointSnapshot(checkpointID int64) (*savepoint.Snapshot, error) {
-	if !e.idle() {
-		return nil, fmt.Errorf("runtime: savepoint while elements are in flight")
-	}
-	if e.failure != nil {
-		return nil, e.failure
+	if err := e.prepareSnapshot("savepoint"); err != nil {
+		return nil, err
 	}
 	snap := &savepoint.Snapshot{JobName: e.plan.Job, JobFingerprint: e.plan.Fingerprint(), CheckpointID: checkpointID,
 		Created: time.UnixMilli(e.procTime).UTC(), Position: e.position, ProcessingTime: e.procTime}
 	for _, info := range e.plan.Operators {
-		op := savepoint.OperatorSnapshot{ID: info.ID, UID: info.UID, Name: info.Name, Parallelism: info.Parallelism, MaxParallelism: e.plan.MaxParallelism}
-		metas := map[string]state.StateMeta{}
+		op := savepoint.OperatorSnapshot{ID: info.ID, UID: info.UID, Name: info.Name, Parallelism: info.Parallelism,
+			MaxParallelism: e.plan.MaxParallelism, States: e.declaredStates(info)}
 		for _, inst := range e.instances(info) {
 			st := inst.ctx.st
-			if so, ok := inst.op.(StatefulOperator); ok {
-				if err := e.guard(st, inst, nil, func() error { return so.SnapshotState(inst.ctx) }); err != nil {
-					return nil, err
-				}
-			}
 			sub := savepoint.SubtaskSnapshot{Index: st.index, KeyGroups: st.groups, Operator: inst.opStore.Entries()}
-			for _, m := range inst.opStore.States() {
-				addMeta(metas, m)
-			}
 			if inst.keyed != nil {
 				kb := inst.keyed
-				for _, m := range kb.Describe() {
-					addMeta(metas, m)
-				}
 				sub.Keyed = func(kg int) iter.Seq2[state.Entry, error] { return kb.Entries(kg, "") }
 			}
 			if info.IsSource {
-				snap.Sources = append(snap.Sources, sourcePositions(info, sub.Operator, inst.opStore)...)
+				snap.Sources = append(snap.Sources, sourcePositions(info, sub.Operator)...)
 			}
 			op.Subtasks = append(op.Subtasks, sub)
-		}
-		for _, m := range metas {
-			op.States = append(op.States, m)
 		}
 		snap.Operators = append(snap.Operators, op)
 	}
@@ -59,7 +41,7 @@ func (e *Executor) SavepointSnapshot(checkpointID int64) (*savepoint.Snapshot, e
 
 // sourcePositions reads {"partition", "offset"} elements of a source's
 // "offsets" state, for the people reading _metadata.
-func sourcePositions(info *OperatorInfo, entries []state.OperatorEntry, store *state.OperatorStore) []savepoint.SourcePosition {
+func sourcePositions(info *OperatorInfo, entries []state.OperatorEntry) []savepoint.SourcePosition {
 	var out []savepoint.SourcePosition
 	for _, en := range entries {
 		if en.State != "offsets" {

@@ -192,34 +192,17 @@ type checkpointSubtask struct {
 // processed and queues hold nothing: the snapshot is consistent without
 // barriers.
 func (e *Executor) Checkpoint(id int64) (*Checkpoint, error) {
-	if !e.idle() {
-		return nil, fmt.Errorf("runtime: checkpoint while elements are in flight")
-	}
-	if e.failure != nil {
-		return nil, e.failure
+	if err := e.prepareSnapshot("checkpoint"); err != nil {
+		return nil, err
 	}
 	cp := &Checkpoint{info: RestoreInfo{Job: e.plan.Job, Fingerprint: e.plan.Fingerprint(), CheckpointID: id, Position: e.position, ProcessingTime: e.procTime}}
 	for _, info := range e.plan.Operators {
-		op := checkpointOp{RestoredOperator: RestoredOperator{ID: info.ID, UID: info.UID, Name: info.Name, Parallelism: info.Parallelism, MaxParallelism: e.plan.MaxParallelism}}
-		metas := map[string]state.StateMeta{}
-		for _, st := range e.subtasks {
-			if st.task != info.Task {
-				continue
-			}
-			inst := st.ops[info.ChainIndex]
-			if so, ok := inst.op.(StatefulOperator); ok {
-				if err := e.guard(st, inst, nil, func() error { return so.SnapshotState(inst.ctx) }); err != nil {
-					return nil, err
-				}
-			}
+		op := checkpointOp{RestoredOperator: RestoredOperator{ID: info.ID, UID: info.UID, Name: info.Name, Parallelism: info.Parallelism,
+			MaxParallelism: e.plan.MaxParallelism, States: e.declaredStates(info)}}
+		for _, inst := range e.instances(info) {
+			st := inst.ctx.st
 			sub := checkpointSubtask{groups: st.groups, operator: inst.opStore.Entries()}
-			for _, m := range inst.opStore.States() {
-				addMeta(metas, m)
-			}
 			if inst.keyed != nil {
-				for _, m := range inst.keyed.Describe() {
-					addMeta(metas, m)
-				}
 				var buf bytes.Buffer
 				if err := state.WriteKeyGroups(&buf, st.groups, func(kg int) iter.Seq2[state.Entry, error] {
 					return inst.keyed.Entries(kg, "")
@@ -230,13 +213,59 @@ func (e *Executor) Checkpoint(id int64) (*Checkpoint, error) {
 			}
 			op.subtasks = append(op.subtasks, sub)
 		}
-		for _, m := range metas {
-			op.States = append(op.States, m)
-		}
-		slices.SortFunc(op.States, func(a, b state.StateMeta) int { return strings.Compare(a.StateName, b.StateName) })
 		cp.ops = append(cp.ops, op)
 	}
 	return cp, nil
+}
+
+// prepareSnapshot checks that the executor can be snapshotted (between two
+// source events, not failed) and lets checkpointed functions write their
+// state, as before every checkpoint and savepoint.
+func (e *Executor) prepareSnapshot(what string) error {
+	if !e.idle() {
+		return fmt.Errorf("runtime: %s while elements are in flight", what)
+	}
+	if e.failure != nil {
+		return e.failure
+	}
+	return e.snapshotFunctions()
+}
+
+// snapshotFunctions calls SnapshotState of every checkpointed operator.
+func (e *Executor) snapshotFunctions() error {
+	for _, st := range e.subtasks {
+		for _, inst := range st.ops {
+			if so, ok := inst.op.(StatefulOperator); ok {
+				if err := e.guard(st, inst, nil, func() error { return so.SnapshotState(inst.ctx) }); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// declaredStates is the StateMeta of every state of one operator over its
+// subtasks, by name; keyed states are not counted (snapshots count what
+// they write).
+func (e *Executor) declaredStates(info *OperatorInfo) []state.StateMeta {
+	metas := map[string]state.StateMeta{}
+	for _, inst := range e.instances(info) {
+		for _, m := range inst.opStore.States() {
+			addMeta(metas, m)
+		}
+		if inst.keyed != nil {
+			for _, m := range inst.keyed.Describe() {
+				addMeta(metas, m)
+			}
+		}
+	}
+	out := make([]state.StateMeta, 0, len(metas))
+	for _, m := range metas {
+		out = append(out, m)
+	}
+	slices.SortFunc(out, func(a, b state.StateMeta) int { return strings.Compare(a.StateName, b.StateName) })
+	return out
 }
 
 func addMeta(metas map[string]state.StateMeta, m state.StateMeta) {

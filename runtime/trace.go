@@ -122,8 +122,6 @@ func (t *Trace) watermark(st *subtask, inst *opInstance, from, to int64) {
 	t.add(TraceEvent{Kind: TraceWatermark, Task: st.task.Name, Subtask: st.index, Operator: inst.info.Name, From: from, To: to})
 }
 
-func (t *Trace) channelWatermark(st *subtask, channel int, wm int64) {}
-
 func (t *Trace) processingTime(to int64) {
 	t.add(TraceEvent{Kind: TraceProcessingTime, To: to})
 }

@@ -271,18 +271,7 @@ func (b *browser) key(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, b.keys.Enter):
 		b.focus = 1
 	case b.entries != nil:
-		switch {
-		case key.Matches(k, b.keys.Up):
-			b.entries.up(1)
-		case key.Matches(k, b.keys.Down):
-			b.entries.down(1)
-		case key.Matches(k, b.keys.PageUp):
-			b.entries.up(b.entryRows())
-		case key.Matches(k, b.keys.PageDown):
-			b.entries.down(b.entryRows())
-		case key.Matches(k, b.keys.Top):
-			b.entries.top()
-		}
+		b.entries.scroll(k, b.keys, b.entryRows())
 	}
 	return nil
 }
@@ -472,13 +461,11 @@ func (s *savepointKeyed) rows(from int) iter.Seq2[pageRow, error] {
 				yield(pageRow{}, err)
 				return
 			}
-			if s.cond != nil {
-				if ok, err := s.cond.EvalBool(keyedEnv(r)); err != nil {
-					yield(pageRow{}, err)
-					return
-				} else if !ok {
-					continue
-				}
+			if ok, err := passes(s.cond, r, keyedEnv); err != nil {
+				yield(pageRow{}, err)
+				return
+			} else if !ok {
+				continue
 			}
 			if !yield(pageRow{kg: r.KeyGroup, cells: []string{fmt.Sprint(r.KeyGroup), fmt.Sprint(r.Subtask), show(r.Key), show(r.Namespace), show(r.UserKey), show(r.Value)}}, nil) {
 				return
@@ -503,13 +490,11 @@ func (s *savepointOperator) rows(from int) iter.Seq2[pageRow, error] {
 				yield(pageRow{}, err)
 				return
 			}
-			if s.cond != nil {
-				if ok, err := s.cond.EvalBool(operatorEnv(r)); err != nil {
-					yield(pageRow{}, err)
-					return
-				} else if !ok {
-					continue
-				}
+			if ok, err := passes(s.cond, r, operatorEnv); err != nil {
+				yield(pageRow{}, err)
+				return
+			} else if !ok {
+				continue
 			}
 			if !yield(pageRow{cells: []string{fmt.Sprint(r.Subtask), fmt.Sprint(r.Position), show(r.Key), show(r.Value)}}, nil) {
 				return

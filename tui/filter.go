@@ -41,3 +41,12 @@ func timerEnv(r state.TimerRow) query.EnvMap {
 	return query.EnvMap{"operator_name": r.OperatorName, "subtask": int64(r.Subtask), "key_group": int64(r.KeyGroup),
 		"key": r.Key, "namespace": r.Namespace, "domain": r.Domain, "timestamp": r.Timestamp}
 }
+
+// passes reports whether a row is kept by a `/` filter; a nil filter keeps
+// every row.
+func passes[R any](cond *query.Compiled, r R, env func(R) query.EnvMap) (bool, error) {
+	if cond == nil {
+		return true, nil
+	}
+	return cond.EvalBool(env(r))
+}

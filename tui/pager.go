@@ -1,6 +1,13 @@
 package tui
 
-import "iter"
+import (
+	"iter"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"streamdbg/tui/keys"
+)
 
 // pageRow is one row of a paged table.
 type pageRow struct {
@@ -145,4 +152,21 @@ func (p *pager) count(kg int) int {
 		n++
 	}
 	return n
+}
+
+// scroll moves the pager for a scrolling key (up, down, page up, page
+// down, top) with pages of page rows; other keys do nothing.
+func (p *pager) scroll(k tea.KeyPressMsg, km *keys.KeyMap, page int) {
+	switch {
+	case key.Matches(k, km.Up):
+		p.up(1)
+	case key.Matches(k, km.Down):
+		p.down(1)
+	case key.Matches(k, km.PageUp):
+		p.up(page)
+	case key.Matches(k, km.PageDown):
+		p.down(page)
+	case key.Matches(k, km.Top):
+		p.top()
+	}
 }

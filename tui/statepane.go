@@ -121,16 +121,8 @@ func (p *statePane) Update(msg tea.Msg) {
 			p.pickOperator(1)
 		case key.Matches(msg, p.keys.PrevOp):
 			p.pickOperator(-1)
-		case key.Matches(msg, p.keys.Up):
-			p.pager.up(1)
-		case key.Matches(msg, p.keys.Down):
-			p.pager.down(1)
-		case key.Matches(msg, p.keys.PageUp):
-			p.pager.up(p.pageSize())
-		case key.Matches(msg, p.keys.PageDown):
-			p.pager.down(p.pageSize())
-		case key.Matches(msg, p.keys.Top):
-			p.pager.top()
+		default:
+			p.pager.scroll(msg, p.keys, p.pageSize())
 		}
 	case tea.MouseWheelMsg:
 		if msg.Button == tea.MouseWheelUp {
@@ -307,13 +299,11 @@ func (s *keyedSource) rows(from int) iter.Seq2[pageRow, error] {
 			if r.Subtask != s.subtask || s.windows && r.Namespace == nil {
 				continue
 			}
-			if s.cond != nil {
-				if ok, err := s.cond.EvalBool(keyedEnv(r)); err != nil {
-					yield(pageRow{}, err)
-					return
-				} else if !ok {
-					continue
-				}
+			if ok, err := passes(s.cond, r, keyedEnv); err != nil {
+				yield(pageRow{}, err)
+				return
+			} else if !ok {
+				continue
 			}
 			row := pageRow{kg: r.KeyGroup, cells: []string{r.StateName, show(r.Key), show(r.Namespace), show(r.UserKey), show(r.Value)}}
 			if c, ok := s.changes[changeKey(s.opName, r.Subtask, r.StateName, r.Key, r.Namespace, r.UserKey)]; ok {
@@ -352,13 +342,11 @@ func (s *operatorSource) rows(from int) iter.Seq2[pageRow, error] {
 			if r.Subtask != s.subtask {
 				continue
 			}
-			if s.cond != nil {
-				if ok, err := s.cond.EvalBool(operatorEnv(r)); err != nil {
-					yield(pageRow{}, err)
-					return
-				} else if !ok {
-					continue
-				}
+			if ok, err := passes(s.cond, r, operatorEnv); err != nil {
+				yield(pageRow{}, err)
+				return
+			} else if !ok {
+				continue
 			}
 			if !yield(pageRow{cells: []string{r.StateName, fmt.Sprint(r.Kind), strconv.Itoa(r.Position), show(r.Key), show(r.Value)}}, nil) {
 				return
@@ -395,13 +383,11 @@ func (s *timerSource) rows(from int) iter.Seq2[pageRow, error] {
 			if r.Subtask != s.subtask {
 				continue
 			}
-			if s.cond != nil {
-				if ok, err := s.cond.EvalBool(timerEnv(r)); err != nil {
-					yield(pageRow{}, err)
-					return
-				} else if !ok {
-					continue
-				}
+			if ok, err := passes(s.cond, r, timerEnv); err != nil {
+				yield(pageRow{}, err)
+				return
+			} else if !ok {
+				continue
 			}
 			if !yield(pageRow{kg: r.KeyGroup, cells: []string{r.Domain, state.FormatMillis(r.Timestamp), show(r.Key), show(r.Namespace)}}, nil) {
 				return

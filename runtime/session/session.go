@@ -281,5 +281,3 @@ func (s *Session) Restart() (*Stop, error) {
 	}
 	return s.stop(Stop{Reason: ReasonRestarted, Message: fmt.Sprintf("restarted from checkpoint %d at record %d", cp.Info().CheckpointID, cp.Info().Position)}), nil
 }
-
-func fmtTime(ms int64) string { return state.FormatMillis(ms) }

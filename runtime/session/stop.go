@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"streamdbg/runtime"
+	"streamdbg/state"
 )
 
 // Reason says why a session stopped.
@@ -176,8 +177,7 @@ func (s *Session) Continue(ctx context.Context) (*Stop, error) {
 	return s.run(ctx, -1, ReasonEnd)
 }
 
-// Progress reports how far a long run got; it may be called from another
-// goroutine while Continue or NextN run.
+// usable refuses to step a closed or failed session.
 func (s *Session) usable() error {
 	if s.exec == nil {
 		return errors.New("session: closed")
@@ -200,7 +200,6 @@ func (s *Session) run(ctx context.Context, n int, done Reason) (*Stop, error) {
 		if ctx.Err() != nil {
 			return c.stop(ReasonInterrupted, "interrupted"), nil
 		}
-		startIdle := s.exec.Idle()
 		if s.exec.Finished() {
 			return c.stop(ReasonEnd, "end of input"), nil
 		}
@@ -232,9 +231,7 @@ func (s *Session) run(ctx context.Context, n int, done Reason) (*Stop, error) {
 				}
 			}
 		}
-		if startIdle || true {
-			events++
-		}
+		events++
 		if err := s.afterNext(); err != nil {
 			return nil, err
 		}
@@ -310,7 +307,7 @@ func (s *Session) AdvanceWatermark(wm int64) (*Stop, error) {
 		return c.failed(err)
 	}
 	s.commands = append(s.commands, timeCommand{position: s.exec.Position(), watermark: true, value: wm})
-	return c.stop(ReasonTime, "watermark "+fmtTime(wm)), nil
+	return c.stop(ReasonTime, "watermark "+state.FormatMillis(wm)), nil
 }
 
 // AdvanceProcessingTime moves the virtual processing clock by ms.
@@ -323,5 +320,5 @@ func (s *Session) AdvanceProcessingTime(ms int64) (*Stop, error) {
 		return c.failed(err)
 	}
 	s.commands = append(s.commands, timeCommand{position: s.exec.Position(), value: ms})
-	return c.stop(ReasonTime, "processing time "+fmtTime(s.exec.ProcessingTime())), nil
+	return c.stop(ReasonTime, "processing time "+state.FormatMillis(s.exec.ProcessingTime())), nil
 }
