@@ -31,6 +31,7 @@ type cli struct {
 	Query     queryCmd     `cmd:"" help:"Query a savepoint directory (ours or Apache Flink's)."`
 	Open      openCmd      `cmd:"" help:"Browse a savepoint in the terminal UI."`
 	Savepoint savepointCmd `cmd:"" help:"Inspect savepoints."`
+	Diff      diffCmd      `cmd:"" help:"Compare two savepoints (ours or Apache Flink's): entries added, removed and changed, per operator and state."`
 	Verbose   bool         `short:"v" help:"Log more (to stderr)."`
 }
 

@@ -1,0 +1,287 @@
+package diff
+
+import (
+	"bytes"
+	"fmt"
+	"iter"
+	"slices"
+
+	"streamdbg/savepoint"
+	"streamdbg/state"
+)
+
+// rawState is what the raw merge needs of one state name.
+type rawState struct {
+	sum    *Summary
+	skip   bool // not selected by the filter's pinned names, or operator state
+	keys   *state.KeyFilter
+	dispA  display
+	dispB  display
+	kind   state.Kind
+	sameVT bool // both sides store values with the same type: bytes compare
+}
+
+// display decodes the stored bytes of one state for output.
+type display struct {
+	key, ns, uk, value func([]byte) any
+	list               bool
+}
+
+func displayer(typeName string) func([]byte) any {
+	f, ok := state.LookupDisplay(typeName)
+	if typeName == "" || !ok {
+		return func(b []byte) any {
+			if typeName == "" && len(b) == 0 {
+				return nil
+			}
+			return state.Hex(bytes.Clone(b))
+		}
+	}
+	return func(b []byte) any {
+		v, err := f(b)
+		if err != nil {
+			return state.Hex(bytes.Clone(b))
+		}
+		return v
+	}
+}
+
+func newDisplay(m state.StateMeta) display {
+	return display{key: displayer(m.KeyType), ns: displayer(m.NamespaceType), uk: displayer(m.UserKeyType),
+		value: displayer(m.ValueType), list: m.Kind.IsList()}
+}
+
+func (d display) userKey(b []byte) any {
+	if d.list {
+		if p, err := state.Position.Decode(b); err == nil {
+			return p
+		}
+		return state.Hex(bytes.Clone(b))
+	}
+	if b == nil {
+		return nil
+	}
+	return d.uk(b)
+}
+
+// keyGroups is the key groups the filter's pins allow for one operator, or
+// nil for all of them.
+func (d *differ) keyGroups(cat state.Catalog, metas map[string]state.StateMeta, maxPar int) []int {
+	var kgs []int
+	pinned := false
+	if vals, ok := d.pins["key_group"]; ok {
+		pinned = true
+		for _, v := range vals {
+			if n, ok := v.(int64); ok && n >= 0 && n < int64(maxPar) {
+				kgs = append(kgs, int(n))
+			}
+		}
+	}
+	if keys, ok := d.pins["key"]; ok {
+		var m state.StateMeta
+		found := false
+		for _, x := range metas {
+			if x.Scope == state.ScopeKeyed && x.Kind != state.KindTimers {
+				m, found = x, true
+				break
+			}
+		}
+		if found {
+			var byKey []int
+			all := true
+			for _, k := range keys {
+				kg, ok := cat.KeyGroupOf(m, k)
+				if !ok {
+					all = false
+					break
+				}
+				byKey = append(byKey, kg)
+			}
+			if all {
+				if pinned {
+					kgs = slices.DeleteFunc(kgs, func(kg int) bool { return !slices.Contains(byKey, kg) })
+				} else {
+					kgs, pinned = byKey, true
+				}
+			}
+		}
+	}
+	if !pinned {
+		return nil
+	}
+	slices.Sort(kgs)
+	return slices.Compact(append([]int{}, kgs...))
+}
+
+// ranges turns selected key groups into the ranges KeyedEntriesFor reads.
+func ranges(kgs []int, maxPar int) []state.KeyGroupRange {
+	if kgs == nil {
+		return []state.KeyGroupRange{{Start: 0, End: maxPar - 1}}
+	}
+	out := make([]state.KeyGroupRange, 0, len(kgs))
+	for _, kg := range kgs {
+		out = append(out, state.KeyGroupRange{Start: kg, End: kg})
+	}
+	return out
+}
+
+// rawOperator merges the keyed entries of one operator in both of our
+// savepoints in stream order, comparing bytes; only differing entries are
+// decoded.
+func (d *differ) rawOperator(p opPair, sa, sb *savepoint.Savepoint, ma, mb map[string]state.StateMeta, sums map[string]*Summary) error {
+	states := map[string]*rawState{}
+	var keys []any
+	if k, ok := d.pins["key"]; ok {
+		keys = k
+	}
+	get := func(name string) *rawState {
+		if rs, ok := states[name]; ok {
+			return rs
+		}
+		a, inA := ma[name]
+		b, inB := mb[name]
+		m := b
+		if !inB {
+			m = a
+		}
+		rs := &rawState{sum: sums[name], kind: m.Kind}
+		if rs.sum == nil || m.Scope != state.ScopeKeyed {
+			rs.skip = true
+		} else {
+			if !inA {
+				a = b
+			}
+			if !inB {
+				b = a
+			}
+			rs.dispA, rs.dispB = newDisplay(a), newDisplay(b)
+			rs.sameVT = a.ValueType == b.ValueType
+			if keys != nil {
+				rs.keys = state.NewKeyFilter(m.KeyType, keys)
+			}
+		}
+		states[name] = rs
+		return rs
+	}
+	info := p.info()
+	row := Row{OperatorID: info.ID, OperatorName: info.Name}
+	out := func(c Change, rs *rawState, ea, eb *state.Entry) error {
+		if rs.skip {
+			return nil
+		}
+		e := ea
+		disp := rs.dispA
+		if e == nil {
+			e, disp = eb, rs.dispB
+		}
+		if !rs.keys.Match(e.Key) {
+			return nil
+		}
+		row.Change, row.StateName, row.Kind, row.KeyGroup = c, e.State, rs.kind, e.KeyGroup
+		row.Key, row.Namespace, row.UserKey = disp.key(e.Key), disp.ns(e.Namespace), disp.userKey(e.UserKey)
+		row.Old, row.New = nil, nil
+		if ea != nil {
+			row.Old = rs.dispA.value(ea.Value)
+		}
+		if eb != nil {
+			row.New = rs.dispB.value(eb.Value)
+		}
+		return d.emit(&row, rs.sum)
+	}
+	var cur *rawState
+	curName := ""
+	state1 := func(name string) *rawState {
+		if cur == nil || name != curName {
+			cur, curName = get(name), name
+		}
+		return cur
+	}
+	for _, rng := range ranges(d.keyGroups(sa, ma, info.MaxParallelism), info.MaxParallelism) {
+		next, stop := iter.Pull2(sa.KeyedEntriesFor(p.a.ID, rng))
+		ea, errA, okA := next()
+		var failed error
+		for eb, errB := range sb.KeyedEntriesFor(p.b.ID, rng) {
+			if errB != nil {
+				failed = fmt.Errorf("%s: %w", d.opts.NameB, errB)
+				break
+			}
+			if err := d.tick(); err != nil {
+				stop()
+				return err
+			}
+			matched := false
+			for okA && errA == nil {
+				c := state.CompareEntries(ea, eb)
+				if c > 0 {
+					break
+				}
+				rs := state1(ea.State)
+				if c < 0 {
+					if err := out(Removed, rs, &ea, nil); err != nil {
+						stop()
+						return err
+					}
+					ea, errA, okA = next()
+					continue
+				}
+				// The same entry on both sides: compare its value.
+				if !rs.skip {
+					same := false
+					if rs.sameVT {
+						same = bytes.Equal(ea.Value, eb.Value)
+					} else {
+						same = bytes.Equal(appendValue(nil, rs.dispA.value(ea.Value)), appendValue(nil, rs.dispB.value(eb.Value)))
+					}
+					if same {
+						if rs.keys.Match(ea.Key) {
+							rs.sum.Unchanged++
+						}
+					} else if err := out(Changed, rs, &ea, &eb); err != nil {
+						stop()
+						return err
+					}
+				}
+				ea, errA, okA = next()
+				matched = true
+				break
+			}
+			if okA && errA != nil {
+				failed = fmt.Errorf("%s: %w", d.opts.NameA, errA)
+				break
+			}
+			if !matched {
+				if err := out(Added, state1(eb.State), nil, &eb); err != nil {
+					stop()
+					return err
+				}
+			}
+		}
+		for failed == nil && okA {
+			if errA != nil {
+				failed = fmt.Errorf("%s: %w", d.opts.NameA, errA)
+				break
+			}
+			if err := out(Removed, state1(ea.State), &ea, nil); err != nil {
+				stop()
+				return err
+			}
+			ea, errA, okA = next()
+		}
+		stop()
+		if failed != nil {
+			// A broken section breaks the merge of the whole operator.
+			for _, rs := range states {
+				if !rs.skip && rs.sum.Err == nil {
+					rs.sum.Err = failed
+				}
+			}
+			for _, s := range sums {
+				if s.Err == nil && s.Kind.Scope() == state.ScopeKeyed {
+					s.Err = failed
+				}
+			}
+			return nil
+		}
+	}
+	return nil
+}
