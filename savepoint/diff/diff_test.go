@@ -369,4 +369,3 @@ func TestStopEarly(t *testing.T) {
 		t.Fatalf("bad filter: %v", err)
 	}
 }
-

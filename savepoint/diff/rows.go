@@ -412,4 +412,3 @@ func (d *differ) operatorState(p opPair, name string, inA, inB bool, s *Summary)
 	m := state.StateMeta{StateName: name, Kind: s.Kind}
 	return d.compareSorted(p, m, as, bs, s)
 }
-
