@@ -25,6 +25,9 @@ var importRules = []struct {
 	{"query", []string{"state"}},
 	{"savepoint", []string{"state"}},
 	{"savepoint/flink", []string{"state"}},
+	// diff, modify and export read any catalog (ours, Flink's, live) and
+	// use the query language for filters and statements.
+	{"savepoint/diff", []string{"state", "savepoint", "savepoint/flink", "query"}},
 	{"runtime", []string{"state", "state/heapstate", "state/pebblestate", "savepoint"}},
 	{"runtime/window", []string{"state", "runtime"}},
 	{"runtime/session", []string{"state", "savepoint", "runtime", "query"}},

@@ -242,6 +242,15 @@ func sectionsIn(f *KeyedFile, kgs []int) []Section {
 // scanKeyed calls fn with every entry (and a nil error) of the given
 // sections of a keyed file, until fn returns false. It reports whether it ran to the end.
 func (s *Savepoint) scanKeyed(f *KeyedFile, secs []Section, reuse bool, fn func(state.Entry, error) bool) (bool, error) {
+	return s.scanSections(f, secs, reuse, func(sec Section, b []byte) (bool, error) {
+		return s.decodeSection(f, sec, b, fn)
+	})
+}
+
+// scanSections calls fn with the checked bytes of every given section of a
+// keyed file, in order, until fn returns false or an error. With reuse, the
+// bytes are only valid during the call.
+func (s *Savepoint) scanSections(f *KeyedFile, secs []Section, reuse bool, fn func(Section, []byte) (bool, error)) (bool, error) {
 	if len(secs) == 0 {
 		return true, nil
 	}
@@ -291,7 +300,7 @@ func (s *Savepoint) scanKeyed(f *KeyedFile, secs []Section, reuse bool, fn func(
 		if i+1 < len(secs) {
 			next = fetch(i + 1)
 		}
-		more, err := s.decodeSection(f, sec, got.b, fn)
+		more, err := fn(sec, got.b)
 		if err != nil || !more {
 			return false, err
 		}

@@ -369,3 +369,33 @@ func TestStopEarly(t *testing.T) {
 		t.Fatalf("bad filter: %v", err)
 	}
 }
+
+// TestCorruptSectionIsAGap: a section that fails its checksum makes the
+// state's comparison incomplete, not "no differences".
+func TestCorruptSectionIsAGap(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	writeSynthetic(t, a, 2000, 0)
+	writeSynthetic(t, b, 2000, 0)
+	files, _ := filepath.Glob(filepath.Join(b, "*.keyed"))
+	if len(files) == 0 {
+		t.Fatal("no keyed file")
+	}
+	raw, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw[len(raw)/2] ^= 0x40
+	if err := os.WriteFile(files[0], raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, wrap := range []func(state.Catalog) state.Catalog{
+		func(c state.Catalog) state.Catalog { return c },
+		func(c state.Catalog) state.Catalog { return catalogOnly{c} },
+	} {
+		_, res := collect(t, wrap(openOurs(t, a)), wrap(openOurs(t, b)), diff.Options{})
+		if res.Err() == nil || !strings.Contains(res.Err().Error(), "checksum mismatch") {
+			t.Fatalf("corrupt section: %v", res.Err())
+		}
+	}
+}

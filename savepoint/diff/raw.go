@@ -10,6 +10,79 @@ import (
 	"streamdbg/state"
 )
 
+// cursor reads one side's entries section by section: the savepoint reads
+// the next section while this one is decoded here, and entries are never
+// copied. The current entry is valid until next.
+type cursor struct {
+	pull func() (savepoint.KeyedSection, error, bool)
+	stop func()
+	side string
+	sec  savepoint.KeyedSection
+	r    *state.StreamReader
+	n    int64 // entries read from the current section
+	e    state.Entry
+	has  bool
+	end  bool
+	err  error
+}
+
+func newCursor(seq iter.Seq2[savepoint.KeyedSection, error], side string) *cursor {
+	c := &cursor{side: side}
+	c.pull, c.stop = iter.Pull2(seq)
+	return c
+}
+
+func (c *cursor) fail(err error) (*state.Entry, bool) {
+	c.err, c.end = fmt.Errorf("%s: %w", c.side, err), true
+	return nil, false
+}
+
+// peek returns the current entry; ok is false at the end or on an error (err).
+func (c *cursor) peek() (*state.Entry, bool) {
+	if c.has {
+		return &c.e, true
+	}
+	for !c.end {
+		if c.r == nil {
+			sec, err, ok := c.pull()
+			if err != nil {
+				return c.fail(err)
+			}
+			if !ok {
+				c.end = true
+				break
+			}
+			c.sec, c.n = sec, 0
+			c.r = state.NewStreamReaderBytes(sec.Bytes, sec.Offset)
+			kg, ok, err := c.r.NextKeyGroup()
+			if err != nil {
+				return c.fail(sec.SectionError(err))
+			}
+			if !ok || kg != sec.KeyGroup {
+				return c.fail(sec.SectionError(fmt.Errorf("section holds key group %d: %w", kg, state.ErrCorrupt)))
+			}
+		}
+		ok, err := c.r.Read(&c.e)
+		if err != nil {
+			return c.fail(c.sec.SectionError(err))
+		}
+		if ok {
+			c.n++
+			c.has = true
+			return &c.e, true
+		}
+		if !c.r.Done() || c.n != c.sec.Entries {
+			return c.fail(c.sec.SectionError(fmt.Errorf("%d entries, _metadata says %d, or bytes after them: %w", c.n, c.sec.Entries, state.ErrCorrupt)))
+		}
+		c.r = nil
+	}
+	return nil, false
+}
+
+func (c *cursor) next() { c.has = false }
+
+func (c *cursor) close() { c.stop() }
+
 // rawState is what the raw merge needs of one state name.
 type rawState struct {
 	sum    *Summary
@@ -196,90 +269,80 @@ func (d *differ) rawOperator(p opPair, sa, sb *savepoint.Savepoint, ma, mb map[s
 		}
 		return cur
 	}
+	fail := func(err error) {
+		// A broken section breaks the merge of the whole operator.
+		for _, s := range sums {
+			if s.Err == nil && s.Kind.Scope() == state.ScopeKeyed {
+				s.Err = err
+			}
+		}
+	}
 	for _, rng := range ranges(d.keyGroups(sa, ma, info.MaxParallelism), info.MaxParallelism) {
-		next, stop := iter.Pull2(sa.KeyedEntriesFor(p.a.ID, rng))
-		ea, errA, okA := next()
-		var failed error
-		for eb, errB := range sb.KeyedEntriesFor(p.b.ID, rng) {
-			if errB != nil {
-				failed = fmt.Errorf("%s: %w", d.opts.NameB, errB)
-				break
-			}
-			if err := d.tick(); err != nil {
-				stop()
-				return err
-			}
-			matched := false
-			for okA && errA == nil {
-				c := state.CompareEntries(ea, eb)
-				if c > 0 {
-					break
+		ca := newCursor(sa.KeyedSections(p.a.ID, rng), d.opts.NameA)
+		cb := newCursor(sb.KeyedSections(p.b.ID, rng), d.opts.NameB)
+		err := func() error {
+			defer ca.close()
+			defer cb.close()
+			for {
+				ea, okA := ca.peek()
+				eb, okB := cb.peek()
+				if !okA && !okB {
+					return nil
 				}
-				rs := state1(ea.State)
-				if c < 0 {
-					if err := out(Removed, rs, &ea, nil); err != nil {
-						stop()
-						return err
-					}
-					ea, errA, okA = next()
-					continue
-				}
-				// The same entry on both sides: compare its value.
-				if !rs.skip {
-					same := false
-					if rs.sameVT {
-						same = bytes.Equal(ea.Value, eb.Value)
-					} else {
-						same = bytes.Equal(appendValue(nil, rs.dispA.value(ea.Value)), appendValue(nil, rs.dispB.value(eb.Value)))
-					}
-					if same {
-						if rs.keys.Match(ea.Key) {
-							rs.sum.Unchanged++
-						}
-					} else if err := out(Changed, rs, &ea, &eb); err != nil {
-						stop()
-						return err
-					}
-				}
-				ea, errA, okA = next()
-				matched = true
-				break
-			}
-			if okA && errA != nil {
-				failed = fmt.Errorf("%s: %w", d.opts.NameA, errA)
-				break
-			}
-			if !matched {
-				if err := out(Added, state1(eb.State), nil, &eb); err != nil {
-					stop()
+				if err := d.tick(); err != nil {
 					return err
 				}
-			}
-		}
-		for failed == nil && okA {
-			if errA != nil {
-				failed = fmt.Errorf("%s: %w", d.opts.NameA, errA)
-				break
-			}
-			if err := out(Removed, state1(ea.State), &ea, nil); err != nil {
-				stop()
-				return err
-			}
-			ea, errA, okA = next()
-		}
-		stop()
-		if failed != nil {
-			// A broken section breaks the merge of the whole operator.
-			for _, rs := range states {
-				if !rs.skip && rs.sum.Err == nil {
-					rs.sum.Err = failed
+				c := 0
+				switch {
+				case !okA:
+					c = 1
+				case !okB:
+					c = -1
+				default:
+					c = state.CompareEntries(*ea, *eb)
+				}
+				switch {
+				case c < 0:
+					if err := out(Removed, state1(ea.State), ea, nil); err != nil {
+						return err
+					}
+					ca.next()
+				case c > 0:
+					if err := out(Added, state1(eb.State), nil, eb); err != nil {
+						return err
+					}
+					cb.next()
+				default:
+					rs := state1(ea.State)
+					if !rs.skip {
+						same := false
+						if rs.sameVT {
+							same = bytes.Equal(ea.Value, eb.Value)
+						} else {
+							same = bytes.Equal(appendValue(nil, rs.dispA.value(ea.Value)), appendValue(nil, rs.dispB.value(eb.Value)))
+						}
+						if same {
+							if rs.keys.Match(ea.Key) {
+								rs.sum.Unchanged++
+							}
+						} else if err := out(Changed, rs, ea, eb); err != nil {
+							return err
+						}
+					}
+					ca.next()
+					cb.next()
 				}
 			}
-			for _, s := range sums {
-				if s.Err == nil && s.Kind.Scope() == state.ScopeKeyed {
-					s.Err = failed
-				}
-			}
+		}()
+		if err != nil {
+			return err
+		}
+		if err := ca.err; err != nil {
+			fail(err)
+			return nil
+		}
+		if err := cb.err; err != nil {
+			fail(err)
 			return nil
 		}
 	}
