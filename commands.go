@@ -246,6 +246,7 @@ type queryCmd struct {
 	Target string `arg:"" help:"Savepoint directory (ours or Apache Flink's)."`
 	Query  string `arg:"" help:"The query, e.g. \"SELECT key, value FROM keyed_state WHERE key = 'key_662'\"."`
 	Format string `help:"Output: table, json or csv." enum:"table,json,csv" default:"table"`
+	Plan   string `help:"Flink SQL compiled plan (COMPILE PLAN JSON) naming the operators of a Flink savepoint (default: plan.json beside the savepoint directory, if present)."`
 }
 
 func (q *queryCmd) Run(e *env) error {

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/alecthomas/participle/v2/lexer"
+
+	"streamdbg/state"
 )
 
 // node is a compiled expression. eval never panics; a value it cannot
@@ -119,8 +121,25 @@ func not3(v any) any {
 }
 
 func (n *fieldNode) step(v any) any {
-	if m, ok := v.(map[string]any); ok {
-		return m[n.name]
+	switch x := v.(type) {
+	case map[string]any:
+		return x[n.name]
+	case *state.Row:
+		f, _ := x.Field(n.name)
+		return f
+	case state.Pairs:
+		return pairsLookup(x, n.name)
+	}
+	return nil
+}
+
+// pairsLookup finds a map key by its value or, for keys that are not
+// strings, by their text.
+func pairsLookup(p state.Pairs, key any) any {
+	for _, e := range p {
+		if c, ok := compare(e.Key, key); ok && c == 0 {
+			return e.Value
+		}
 	}
 	return nil
 }
@@ -143,6 +162,18 @@ func (n *indexNode) eval(c *evalCtx) (any, error) {
 		if k, ok := i.(string); ok {
 			return x[k], nil
 		}
+	case *state.Row:
+		switch k := i.(type) {
+		case int64:
+			if k >= 0 && k < int64(len(x.Values)) {
+				return x.Values[k], nil
+			}
+		case string:
+			f, _ := x.Field(k)
+			return f, nil
+		}
+	case state.Pairs:
+		return pairsLookup(x, i), nil
 	}
 	return nil, nil
 }

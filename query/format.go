@@ -206,6 +206,12 @@ func appendJSON(b []byte, v any) []byte {
 			b = appendJSON(b, e)
 		}
 		return append(b, ']')
+	case state.Decimal:
+		return append(b, x...)
+	case *state.Row:
+		return appendRowJSON(b, x)
+	case state.Pairs:
+		return appendPairsJSON(b, x)
 	case map[string]any:
 		b = append(b, '{')
 		for i, k := range slices.Sorted(maps.Keys(x)) {
@@ -219,6 +225,75 @@ func appendJSON(b []byte, v any) []byte {
 		return append(b, '}')
 	}
 	return appendJSONString(b, fmt.Sprint(v))
+}
+
+// appendRowJSON writes a row as an object of its fields in their order:
+// a tagged record starts with its "type", a RowData whose kind is not
+// +I with its "$kind".
+func appendRowJSON(b []byte, r *state.Row) []byte {
+	b = append(b, '{')
+	n := 0
+	sep := func() {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+	}
+	if r.Type != "" {
+		sep()
+		b = append(b, `"type":`...)
+		b = appendJSONString(b, r.Type)
+	}
+	if r.Kind != "" && r.Kind != "+I" {
+		sep()
+		b = append(b, `"$kind":`...)
+		b = appendJSONString(b, r.Kind)
+	}
+	for i, v := range r.Values {
+		sep()
+		b = appendJSONString(b, r.FieldName(i))
+		b = append(b, ':')
+		b = appendJSON(b, v)
+	}
+	return append(b, '}')
+}
+
+// appendPairsJSON writes a map as an object when every key is a string or
+// a number, in stored order, and as an array of [key, value] pairs when
+// keys are structured (rows, lists).
+func appendPairsJSON(b []byte, p state.Pairs) []byte {
+	scalarKeys := true
+	for _, e := range p {
+		switch e.Key.(type) {
+		case string, int64, float64, bool, state.Decimal:
+		default:
+			scalarKeys = false
+		}
+	}
+	if scalarKeys {
+		b = append(b, '{')
+		for i, e := range p {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, formatText(e.Key))
+			b = append(b, ':')
+			b = appendJSON(b, e.Value)
+		}
+		return append(b, '}')
+	}
+	b = append(b, '[')
+	for i, e := range p {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		b = appendJSON(b, e.Key)
+		b = append(b, ',')
+		b = appendJSON(b, e.Value)
+		b = append(b, ']')
+	}
+	return append(b, ']')
 }
 
 const hexDigits = "0123456789abcdef"

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/hex"
 	"math"
+	"math/big"
 	"regexp"
 	"strconv"
 	"strings"
@@ -61,8 +62,12 @@ func typeName(v any) string {
 	switch v.(type) {
 	case []any:
 		return "list"
-	case map[string]any:
+	case map[string]any, state.Pairs:
 		return "object"
+	case *state.Row:
+		return "row"
+	case state.Decimal:
+		return "decimal"
 	}
 	if t := typeOf(v); t != tAny {
 		return t.String()
@@ -93,13 +98,19 @@ func comparableTypes(a, b vtype) bool {
 // NULL). Numbers compare across int64 and float64; a time compares with an
 // RFC 3339 string, bytes with a "0x..." string.
 func compare(a, b any) (c int, ok bool) {
+	a, b = scalarOf(a), scalarOf(b)
 	switch x := a.(type) {
+	case state.Decimal:
+		return compareDecimal(x, b)
 	case int64:
 		switch y := b.(type) {
 		case int64:
 			return cmp.Compare(x, y), true
 		case float64:
 			return cmp.Compare(float64(x), y), true
+		case state.Decimal:
+			c, ok := compareDecimal(y, a)
+			return -c, ok
 		}
 	case float64:
 		switch y := b.(type) {
@@ -107,6 +118,9 @@ func compare(a, b any) (c int, ok bool) {
 			return cmp.Compare(x, float64(y)), true
 		case float64:
 			return cmp.Compare(x, y), true
+		case state.Decimal:
+			c, ok := compareDecimal(y, a)
+			return -c, ok
 		}
 	case string:
 		switch y := b.(type) {
@@ -133,6 +147,34 @@ func compare(a, b any) (c int, ok bool) {
 		return compareBytes(x, b)
 	case state.Hex:
 		return compareBytes(x, b)
+	}
+	return 0, false
+}
+
+// scalarOf is the field of a one-field row, so that a Flink SQL key of one
+// column (ROW<b BIGINT>) compares with a literal as its column does; any
+// other value is itself.
+func scalarOf(v any) any {
+	if r, ok := v.(*state.Row); ok && len(r.Values) == 1 && r.Type == "" {
+		return r.Values[0]
+	}
+	return v
+}
+
+// compareDecimal compares a decimal exactly with a decimal or an integer,
+// and as a float64 with a float64.
+func compareDecimal(x state.Decimal, b any) (int, bool) {
+	switch y := b.(type) {
+	case float64:
+		return cmp.Compare(x.Float(), y), true
+	case int64:
+		if r := x.Rat(); r != nil {
+			return r.Cmp(new(big.Rat).SetInt64(y)), true
+		}
+	case state.Decimal:
+		if r, s := x.Rat(), y.Rat(); r != nil && s != nil {
+			return r.Cmp(s), true
+		}
 	}
 	return 0, false
 }
@@ -189,7 +231,7 @@ func orderRank(v any) int {
 		return 0
 	case bool:
 		return 1
-	case int64, float64:
+	case int64, float64, state.Decimal:
 		return 2
 	case string:
 		return 3
@@ -197,7 +239,7 @@ func orderRank(v any) int {
 		return 4
 	case []byte, state.Hex:
 		return 5
-	case []any:
+	case []any, *state.Row:
 		return 6
 	}
 	return 7
@@ -277,12 +319,19 @@ func toFloat(v any) (float64, bool) {
 		return float64(x), true
 	case float64:
 		return x, true
+	case state.Decimal:
+		return x.Float(), true
 	}
 	return 0, false
 }
 
 func negate(v any) any {
 	switch x := v.(type) {
+	case state.Decimal:
+		if strings.HasPrefix(string(x), "-") {
+			return state.Decimal(x[1:])
+		}
+		return "-" + x
 	case int64:
 		return -x
 	case float64:
@@ -351,6 +400,10 @@ func formatText(v any) string {
 		return "0x" + hex.EncodeToString(x)
 	case state.Hex:
 		return "0x" + hex.EncodeToString(x)
+	case state.Decimal:
+		return string(x)
+	case *state.Row:
+		return x.String()
 	}
 	return string(appendJSON(nil, v))
 }

@@ -157,6 +157,9 @@ func readVersionedSnapshot(d *decoder, depth int) serializer {
 	case "org.apache.flink.formats.avro.typeutils.AvroSerializerSnapshot":
 		return readAvroSnapshot(d, int(version))
 	}
+	if r, ok := snapshotReaders[class]; ok {
+		return r(d, depth, int(version))
+	}
 	d.setErr(&UnknownSerializerError{Class: class})
 	return nil
 }
@@ -164,34 +167,29 @@ func readVersionedSnapshot(d *decoder, depth int) serializer {
 // readComposite reads a CompositeTypeSerializerSnapshot payload: magic,
 // outer version, the class's own outer payload, then the nested snapshots.
 func readComposite(d *decoder, depth int, outer func(d *decoder)) []serializer {
+	var withVersion func(d *decoder, version int)
+	if outer != nil {
+		withVersion = func(d *decoder, _ int) { outer(d) }
+	}
+	return readCompositeV(d, depth, withVersion)
+}
+
+// readCompositeV is readComposite for outer payloads that depend on the
+// outer snapshot version.
+func readCompositeV(d *decoder, depth int, outer func(d *decoder, version int)) []serializer {
 	if m := d.i32(); d.err == nil && m != compositeMagic {
 		d.off -= 4
 		d.failErr(ErrUnsupported, "composite serializer snapshot without magic (legacy snapshot format)")
 		return nil
 	}
-	d.i32() // outer version
-	if outer != nil {
-		outer(d)
+	v := d.i32() // outer version
+	if outer != nil && d.err == nil {
+		outer(d, int(v))
 	}
-	if m := d.i32(); d.err == nil && m != nestedMagic {
-		d.off -= 4
-		d.fail("nested serializer snapshots: bad magic %d", m)
+	if d.err != nil {
 		return nil
 	}
-	d.i32() // nested version
-	n := d.count("nested serializer", 6)
-	if n > maxFields {
-		d.fail("%d nested serializers", n)
-	}
-	out := make([]serializer, 0, min(n, maxFields))
-	for range n {
-		s := readVersionedSnapshot(d, depth+1)
-		if d.err != nil {
-			return nil
-		}
-		out = append(out, s)
-	}
-	return out
+	return readNested(d, depth)
 }
 
 type tupleSer struct {
@@ -309,13 +307,19 @@ func (t *timerSer) fixedLen() int {
 	return 8 + k + n
 }
 
-// ttlSer unwraps TTL state: the last-access timestamp, then the value. The
-// value is shown; the timestamp is not part of the user's state.
+// ttlSer is TtlSerializer (TTL state): the last access timestamp, then the
+// value; both are shown, as a Ttl record.
 type ttlSer struct{ value serializer }
 
+var ttlNames = []string{"last_access", "value"}
+
 func (t *ttlSer) decode(d *decoder) any {
-	d.i64()
-	return t.value.decode(d)
+	ts := d.i64()
+	v := t.value.decode(d)
+	if d.err != nil {
+		return nil
+	}
+	return &state.Row{Type: "Ttl", Names: ttlNames, Values: []any{ts, v}}
 }
 func (t *ttlSer) typeName() string { return "TTL<" + t.value.typeName() + ">" }
 func (t *ttlSer) fixedLen() int {
