@@ -137,3 +137,34 @@ func CompareTimers(a, b Timer) int {
 	}
 	return bytes.Compare(a.Namespace, b.Namespace)
 }
+
+// Mark names a point in a backend's history that an IncrementalBackend can
+// return to: an in-memory checkpoint that costs what changed since, not
+// what exists.
+type Mark uint64
+
+// IncrementalBackend is a keyed backend that keeps its own checkpoints, as
+// Flink's changelog state backend (FLIP-158) does: it records what changes
+// after each mark, so that marking costs nothing per entry, rolling back
+// costs what changed since the mark, and a mark's state can still be read.
+type IncrementalBackend interface {
+	KeyedBackend
+	// Mark records the state as it is now.
+	Mark() (Mark, error)
+	// RollBack returns the state to what it was at m. Marks taken after m
+	// are released.
+	RollBack(m Mark) error
+	// Release forgets m: the changes kept only to return there are dropped.
+	Release(m Mark)
+	// MarkedEntries yields the entries of one key group as they were at m,
+	// as Entries does for the current state. The backend must not be written
+	// during the iteration.
+	MarkedEntries(m Mark, keyGroup int) iter.Seq2[Entry, error]
+	// Changes is the number of changes recorded since the oldest mark (the
+	// memory incremental checkpoints hold).
+	Changes() int
+}
+
+// ErrUnknownMark is returned for a mark a backend does not hold (released,
+// or rolled back past).
+var ErrUnknownMark = errors.New("state: unknown checkpoint mark")

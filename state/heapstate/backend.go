@@ -32,6 +32,13 @@ type Backend struct {
 	tables   map[string]*table
 	timers   map[string]*timerQueue
 	restored map[string]*restoredState
+
+	// The change log of incremental checkpoints (changelog.go): log holds
+	// the state before every write since the first live mark.
+	log       []change
+	marks     []markPos
+	nextMark  uint64
+	replaying bool
 }
 
 // restoredState is a snapshotted state not declared yet, kept as bytes.
@@ -40,7 +47,7 @@ type restoredState struct {
 	byKG map[int][]state.Entry
 }
 
-var _ state.KeyedBackend = (*Backend)(nil)
+var _ state.IncrementalBackend = (*Backend)(nil)
 
 // New makes an empty backend for the key groups in groups of a job with the
 // given max parallelism.
@@ -167,7 +174,8 @@ func (b *Backend) Register(d state.StateDesc) (state.Table, error) {
 		return t, nil
 	}
 	t := newTable(b, d)
-	if r, ok := b.restored[name]; ok {
+	r, ok := b.restored[name]
+	if ok {
 		if why := r.meta.Compatible(d.Meta); why != "" {
 			return nil, fmt.Errorf("heapstate: restored state %q cannot be read as declared: %s", name, why)
 		}
@@ -178,9 +186,14 @@ func (b *Backend) Register(d state.StateDesc) (state.Table, error) {
 					return nil, err
 				}
 			}
-			r.byKG[kg] = nil // let the restored bytes go as they are decoded
+			if !b.logging() {
+				r.byKG[kg] = nil // let the restored bytes go as they are decoded
+			}
 		}
 		delete(b.restored, name)
+	}
+	if b.logging() {
+		b.record(change{kind: chTable, t: t, r: r})
 	}
 	b.tables[name] = t
 	return t, nil
@@ -200,19 +213,26 @@ func (b *Backend) Timers(name string, meta state.StateMeta) (state.TimerQueue, e
 	if meta.UserKeyType == "" {
 		meta.UserKeyType = state.Int64.TypeName()
 	}
-	q := newTimerQueue(b, meta)
-	if r, ok := b.restored[meta.StateName]; ok {
+	q := newTimerQueue(b, name, meta)
+	r, ok := b.restored[meta.StateName]
+	if ok {
 		if r.meta.Kind != state.KindTimers {
 			return nil, fmt.Errorf("heapstate: restored state %q is %s, not timers", meta.StateName, r.meta.Kind)
 		}
+		b.replaying = true // the table is new: its loads need no log
 		for _, kg := range sortedKeys(r.byKG) {
 			for _, e := range r.byKG[kg] {
 				if err := q.load(e); err != nil {
+					b.replaying = false
 					return nil, err
 				}
 			}
 		}
+		b.replaying = false
 		delete(b.restored, meta.StateName)
+	}
+	if b.logging() {
+		b.record(change{kind: chTable, q: q, r: r})
 	}
 	b.timers[name] = q
 	return q, nil
@@ -379,6 +399,7 @@ func (b *Backend) Restore(metas []state.StateMeta, entries iter.Seq2[state.Entry
 // Close drops the backend's state.
 func (b *Backend) Close() error {
 	b.tables, b.timers, b.restored = map[string]*table{}, map[string]*timerQueue{}, map[string]*restoredState{}
+	b.log, b.marks = nil, nil
 	return nil
 }
 

@@ -372,3 +372,9 @@ func TestPutAfterGet(t *testing.T) {
 		}
 	}
 }
+
+func TestIncrementalCheckpoints(t *testing.T) {
+	statetest.RunIncremental(t, 100, func(t *testing.T, maxParallelism int, groups state.KeyGroupRange) state.KeyedBackend {
+		return heapstate.New(maxParallelism, groups)
+	})
+}

@@ -9,11 +9,24 @@ import (
 )
 
 // cell holds one boxed value so that overwriting it needs no map assignment
-// (which would allocate the key string).
-type cell struct{ v any }
+// (which would allocate the key string). key is the map key it is stored
+// under (the same string), so the change log names it without allocating.
+type cell struct {
+	v   any
+	key string
+}
 
 // listCell holds the elements of one list.
-type listCell struct{ vs []any }
+type listCell struct {
+	vs  []any
+	key string
+}
+
+// mapCell holds the entries of one map state value (one key and namespace).
+type mapCell struct {
+	m   map[string]*cell
+	key string
+}
 
 // table is one declared state. Exactly one of vals, lists and maps is
 // non-nil, by kind; each has one map per key group, indexed by kg - Start,
@@ -23,7 +36,7 @@ type table struct {
 	desc  state.StateDesc
 	vals  []map[string]*cell
 	lists []map[string]*listCell
-	maps  []map[string]map[string]*cell
+	maps  []map[string]*mapCell
 	// scratch encodes values and user keys for Entries.
 	scratch []byte
 	// hit is the cell the last Get found, for the Put that usually follows
@@ -44,7 +57,7 @@ func newTable(b *Backend, d state.StateDesc) *table {
 	case state.KindList:
 		t.lists = make([]map[string]*listCell, n)
 	case state.KindMap:
-		t.maps = make([]map[string]map[string]*cell, n)
+		t.maps = make([]map[string]*mapCell, n)
 	default:
 		t.vals = make([]map[string]*cell, n)
 	}
@@ -88,21 +101,44 @@ func (t *table) Put(ns []byte, v any) error {
 		return t.b.keyErr(t.name())
 	}
 	if t.hit != nil && t.hitGen == t.b.keyGen && bytes.Equal(t.hitNS, ns) {
-		t.hit.v = v
+		t.setCell(i, t.hit, v)
 		return nil
 	}
 	m := t.vals[i]
 	k := t.b.composite(ns)
 	if c := m[string(k)]; c != nil {
-		c.v = v
+		t.setCell(i, c, v)
 		return nil
 	}
 	if m == nil {
 		m = map[string]*cell{}
 		t.vals[i] = m
 	}
-	m[string(k)] = &cell{v: v}
+	ks := string(k)
+	m[ks] = &cell{v: v, key: ks}
+	if t.b.logging() {
+		t.b.record(change{kind: chValue, kg: int32(i), t: t, key: ks})
+	}
 	return nil
+}
+
+// setCell overwrites the value of a cell of t.vals[i].
+func (t *table) setCell(i int, c *cell, v any) {
+	if t.b.logging() {
+		t.b.record(change{kind: chValue, kg: int32(i), t: t, key: c.key, c: c, v: c.v})
+	}
+	c.v = v
+}
+
+// logList records the state of a list of t.lists[i] before a write.
+func (t *table) logList(i int, key string, lc *listCell) {
+	if t.b.logging() {
+		ch := change{kind: chList, kg: int32(i), t: t, key: key, lc: lc}
+		if lc != nil {
+			ch.vs = lc.vs
+		}
+		t.b.record(ch)
+	}
 }
 
 // ListGet returns the elements of a list; the slice is the caller's.
@@ -132,6 +168,9 @@ func (t *table) ListAppend(ns []byte, v any) error {
 	m := t.lists[i]
 	k := t.b.composite(ns)
 	if c := m[string(k)]; c != nil {
+		t.logList(i, c.key, c)
+		// INVARIANT: a logged slice header stays valid: appends write past
+		// its length, and an undo that returns to it drops later records.
 		c.vs = append(c.vs, v)
 		return nil
 	}
@@ -139,7 +178,9 @@ func (t *table) ListAppend(ns []byte, v any) error {
 		m = map[string]*listCell{}
 		t.lists[i] = m
 	}
-	m[string(k)] = &listCell{vs: []any{v}}
+	ks := string(k)
+	m[ks] = &listCell{vs: []any{v}, key: ks}
+	t.logList(i, ks, nil)
 	return nil
 }
 
@@ -154,11 +195,16 @@ func (t *table) ListPut(ns []byte, vs []any) error {
 	}
 	m := t.lists[i]
 	k := t.b.composite(ns)
+	c := m[string(k)]
 	if len(vs) == 0 {
-		delete(m, string(k))
+		if c != nil {
+			t.logList(i, c.key, c)
+			delete(m, c.key)
+		}
 		return nil
 	}
-	if c := m[string(k)]; c != nil {
+	if c != nil {
+		t.logList(i, c.key, c)
 		c.vs = slices.Clone(vs)
 		return nil
 	}
@@ -166,7 +212,9 @@ func (t *table) ListPut(ns []byte, vs []any) error {
 		m = map[string]*listCell{}
 		t.lists[i] = m
 	}
-	m[string(k)] = &listCell{vs: slices.Clone(vs)}
+	ks := string(k)
+	m[ks] = &listCell{vs: slices.Clone(vs), key: ks}
+	t.logList(i, ks, nil)
 	return nil
 }
 
@@ -178,7 +226,11 @@ func (t *table) MapGet(ns, userKey []byte) (any, bool, error) {
 	if i < 0 {
 		return nil, false, t.b.keyErr(t.name())
 	}
-	c := t.maps[i][string(t.b.composite(ns))][string(userKey)]
+	mc := t.maps[i][string(t.b.composite(ns))]
+	if mc == nil {
+		return nil, false, nil
+	}
+	c := mc.m[string(userKey)]
 	if c == nil {
 		return nil, false, nil
 	}
@@ -195,21 +247,54 @@ func (t *table) MapPut(ns, userKey []byte, v any) error {
 	}
 	m := t.maps[i]
 	k := t.b.composite(ns)
-	um := m[string(k)]
-	if c := um[string(userKey)]; c != nil {
-		c.v = v
-		return nil
-	}
-	if um == nil {
+	mc := m[string(k)]
+	if mc != nil {
+		if c := mc.m[string(userKey)]; c != nil {
+			if t.b.logging() {
+				t.b.record(change{kind: chMapEntry, kg: int32(i), t: t, mc: mc, key: c.key, c: c, v: c.v})
+			}
+			c.v = v
+			return nil
+		}
+	} else {
 		if m == nil {
-			m = map[string]map[string]*cell{}
+			m = map[string]*mapCell{}
 			t.maps[i] = m
 		}
-		um = map[string]*cell{}
-		m[string(k)] = um
+		ks := string(k)
+		mc = &mapCell{m: map[string]*cell{}, key: ks}
+		m[ks] = mc
+		if t.b.logging() {
+			t.b.record(change{kind: chMapOuter, kg: int32(i), t: t, key: ks})
+		}
 	}
-	um[string(userKey)] = &cell{v: v}
+	uk := string(userKey)
+	mc.m[uk] = &cell{v: v, key: uk}
+	if t.b.logging() {
+		t.b.record(change{kind: chMapEntry, kg: int32(i), t: t, mc: mc, key: uk})
+	}
 	return nil
+}
+
+// deleteMapEntry removes c from mc, and mc from t.maps[i] when it was the
+// last entry.
+func (t *table) deleteMapEntry(i int, mc *mapCell, c *cell) {
+	if t.b.logging() {
+		t.b.record(change{kind: chMapEntry, kg: int32(i), t: t, mc: mc, key: c.key, c: c, v: c.v})
+	}
+	delete(mc.m, c.key)
+	if len(mc.m) == 0 {
+		t.deleteMap(i, mc)
+	}
+}
+
+// deleteMap removes a whole map state value (its entries stay in mc for
+// the change log).
+func (t *table) deleteMap(i int, mc *mapCell) {
+	if t.b.logging() {
+		t.b.record(change{kind: chMapOuter, kg: int32(i), t: t, key: mc.key, mc: mc})
+	}
+	delete(t.maps[i], mc.key)
 }
 
 // MapDelete removes one map entry, and the map when it was the last.
@@ -222,13 +307,12 @@ func (t *table) MapDelete(ns, userKey []byte) error {
 		return t.b.keyErr(t.name())
 	}
 	k := t.b.composite(ns)
-	um := t.maps[i][string(k)]
-	if um == nil {
+	mc := t.maps[i][string(k)]
+	if mc == nil {
 		return nil
 	}
-	delete(um, string(userKey))
-	if len(um) == 0 {
-		delete(t.maps[i], string(k))
+	if c := mc.m[string(userKey)]; c != nil {
+		t.deleteMapEntry(i, mc, c)
 	}
 	return nil
 }
@@ -243,9 +327,12 @@ func (t *table) MapRange(ns []byte, fn func(userKey []byte, v any) bool) error {
 	if i < 0 {
 		return t.b.keyErr(t.name())
 	}
-	um := t.maps[i][string(t.b.composite(ns))]
-	for _, uk := range sortedStrings(um) {
-		c := um[uk]
+	mc := t.maps[i][string(t.b.composite(ns))]
+	if mc == nil {
+		return nil
+	}
+	for _, uk := range sortedStrings(mc.m) {
+		c := mc.m[uk]
 		if c == nil {
 			continue
 		}
@@ -266,13 +353,28 @@ func (t *table) Clear(ns []byte) error {
 	t.hit = nil
 	switch {
 	case t.vals != nil:
-		delete(t.vals[i], string(k))
+		if c := t.vals[i][string(k)]; c != nil {
+			t.deleteCell(i, c)
+		}
 	case t.lists != nil:
-		delete(t.lists[i], string(k))
+		if c := t.lists[i][string(k)]; c != nil {
+			t.logList(i, c.key, c)
+			delete(t.lists[i], c.key)
+		}
 	default:
-		delete(t.maps[i], string(k))
+		if mc := t.maps[i][string(k)]; mc != nil {
+			t.deleteMap(i, mc)
+		}
 	}
 	return nil
+}
+
+// deleteCell removes a cell of t.vals[i].
+func (t *table) deleteCell(i int, c *cell) {
+	if t.b.logging() {
+		t.b.record(change{kind: chValue, kg: int32(i), t: t, key: c.key, c: c, v: c.v})
+	}
+	delete(t.vals[i], c.key)
 }
 
 // MergeNamespaces folds the sources into target and clears them, as the
@@ -294,74 +396,113 @@ func (t *table) MergeNamespaces(target []byte, sources [][]byte) error {
 			keys = append(keys, sk)
 		}
 	}
+	// Sources are removed and the target written through the logged
+	// primitives; a source's cell never moves under the target's key (a
+	// cell's key is where it is stored).
 	switch {
 	case t.vals != nil:
 		m := t.vals[i]
 		acc := m[tk]
+		var merged any
+		have := acc != nil
+		if have {
+			merged = acc.v
+		}
 		for _, sk := range keys {
 			c := m[sk]
 			if c == nil {
 				continue
 			}
-			delete(m, sk)
-			if acc == nil {
-				acc = c
+			t.deleteCell(i, c)
+			if !have {
+				merged, have = c.v, true
 				continue
 			}
-			acc.v = t.desc.Merge(acc.v, c.v)
+			merged = t.desc.Merge(merged, c.v)
 		}
-		if acc != nil {
+		switch {
+		case acc != nil:
+			t.setCell(i, acc, merged)
+		case have:
 			if m == nil {
 				m = map[string]*cell{}
 				t.vals[i] = m
 			}
-			m[tk] = acc
+			m[tk] = &cell{v: merged, key: tk}
+			if t.b.logging() {
+				t.b.record(change{kind: chValue, kg: int32(i), t: t, key: tk})
+			}
 		}
 	case t.lists != nil:
 		m := t.lists[i]
 		acc := m[tk]
+		var vs []any
+		have := acc != nil
+		if have {
+			vs = acc.vs
+		}
 		for _, sk := range keys {
 			c := m[sk]
 			if c == nil {
 				continue
 			}
-			delete(m, sk)
-			if acc == nil {
-				acc = c
-				continue
-			}
-			acc.vs = append(acc.vs, c.vs...)
+			t.logList(i, c.key, c)
+			delete(m, c.key)
+			// A fresh slice: logged headers of acc and c stay as they were.
+			vs = append(slices.Clip(vs), c.vs...)
+			have = true
 		}
-		if acc != nil {
+		switch {
+		case acc != nil:
+			t.logList(i, acc.key, acc)
+			acc.vs = vs
+		case have:
 			if m == nil {
 				m = map[string]*listCell{}
 				t.lists[i] = m
 			}
-			m[tk] = acc
+			m[tk] = &listCell{vs: vs, key: tk}
+			t.logList(i, tk, nil)
 		}
 	default:
 		m := t.maps[i]
-		acc := m[tk]
+		var srcs []*mapCell
 		for _, sk := range keys {
-			um := m[sk]
-			if um == nil {
-				continue
-			}
-			delete(m, sk)
-			if acc == nil {
-				acc = um
-				continue
-			}
-			for uk, c := range um {
-				acc[uk] = c
+			if mc := m[sk]; mc != nil {
+				srcs = append(srcs, mc)
+				t.deleteMap(i, mc)
 			}
 		}
-		if acc != nil {
+		if len(srcs) == 0 {
+			return nil
+		}
+		acc := m[tk]
+		if acc == nil {
 			if m == nil {
-				m = map[string]map[string]*cell{}
+				m = map[string]*mapCell{}
 				t.maps[i] = m
 			}
+			acc = &mapCell{m: map[string]*cell{}, key: tk}
 			m[tk] = acc
+			if t.b.logging() {
+				t.b.record(change{kind: chMapOuter, kg: int32(i), t: t, key: tk})
+			}
+		}
+		for _, src := range srcs {
+			for _, uk := range sortedStrings(src.m) {
+				v := src.m[uk].v
+				if c := acc.m[uk]; c != nil {
+					if t.b.logging() {
+						t.b.record(change{kind: chMapEntry, kg: int32(i), t: t, mc: acc, key: uk, c: c, v: c.v})
+					}
+					c.v = v
+					continue
+				}
+				acc.m[uk] = &cell{v: v, key: uk}
+				if t.b.logging() {
+					t.b.record(change{kind: chMapEntry, kg: int32(i), t: t, mc: acc, key: uk})
+				}
+			}
 		}
 	}
 	return nil
@@ -385,19 +526,20 @@ func (t *table) load(e state.Entry) error {
 	t.hit = nil
 	i := e.KeyGroup - t.b.groups.Start
 	k := composeKey(e.Key, e.Namespace)
+	// Restore runs before any mark, so loads are not logged.
 	switch {
 	case t.vals != nil:
 		if t.vals[i] == nil {
 			t.vals[i] = map[string]*cell{}
 		}
-		t.vals[i][k] = &cell{v: v}
+		t.vals[i][k] = &cell{v: v, key: k}
 	case t.lists != nil:
 		if t.lists[i] == nil {
 			t.lists[i] = map[string]*listCell{}
 		}
 		c := t.lists[i][k]
 		if c == nil {
-			c = &listCell{}
+			c = &listCell{key: k}
 			t.lists[i][k] = c
 		}
 		// INVARIANT: entries of a key group arrive in Entry order, so list
@@ -405,14 +547,15 @@ func (t *table) load(e state.Entry) error {
 		c.vs = append(c.vs, v)
 	default:
 		if t.maps[i] == nil {
-			t.maps[i] = map[string]map[string]*cell{}
+			t.maps[i] = map[string]*mapCell{}
 		}
-		um := t.maps[i][k]
-		if um == nil {
-			um = map[string]*cell{}
-			t.maps[i][k] = um
+		mc := t.maps[i][k]
+		if mc == nil {
+			mc = &mapCell{m: map[string]*cell{}, key: k}
+			t.maps[i][k] = mc
 		}
-		um[string(e.UserKey)] = &cell{v: v}
+		uk := string(e.UserKey)
+		mc.m[uk] = &cell{v: v, key: uk}
 	}
 	return nil
 }
@@ -468,13 +611,13 @@ func (t *table) entries(kg int, yield func(state.Entry) bool) bool {
 	default:
 		m := t.maps[i]
 		for _, k := range sortedComposites(m) {
-			um := m[k]
-			if um == nil {
+			mc := m[k]
+			if mc == nil {
 				continue
 			}
 			key, ns := splitKey(k)
-			for _, uk := range sortedStrings(um) {
-				c := um[uk]
+			for _, uk := range sortedStrings(mc.m) {
+				c := mc.m[uk]
 				if c == nil {
 					continue
 				}

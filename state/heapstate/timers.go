@@ -21,6 +21,7 @@ type timerItem struct {
 // (timers of a key group are what one snapshot step needs).
 type timerQueue struct {
 	b    *Backend
+	name string
 	meta state.StateMeta
 	heap []*timerItem
 	// byKG maps a timer's id, timestamp + composite of key and namespace,
@@ -31,8 +32,8 @@ type timerQueue struct {
 
 var _ state.TimerQueue = (*timerQueue)(nil)
 
-func newTimerQueue(b *Backend, meta state.StateMeta) *timerQueue {
-	return &timerQueue{b: b, meta: meta, byKG: make([]map[string]*timerItem, b.groups.Len())}
+func newTimerQueue(b *Backend, name string, meta state.StateMeta) *timerQueue {
+	return &timerQueue{b: b, name: name, meta: meta, byKG: make([]map[string]*timerItem, b.groups.Len())}
 }
 
 func (q *timerQueue) describe() state.StateMeta { return q.meta }
@@ -73,6 +74,9 @@ func (q *timerQueue) Add(t state.Timer) (bool, error) {
 	q.byKG[i][it.id] = it
 	q.heap = append(q.heap, it)
 	q.up(it.idx)
+	if q.b.logging() {
+		q.b.record(change{kind: chTimer, kg: int32(i), q: q, key: it.id})
+	}
 	return true, nil
 }
 
@@ -86,6 +90,7 @@ func (q *timerQueue) Delete(t state.Timer) error {
 	if it == nil {
 		return nil
 	}
+	q.logRemove(i, it)
 	delete(q.byKG[i], it.id)
 	q.remove(it.idx)
 	return nil
@@ -105,12 +110,20 @@ func (q *timerQueue) Pop() (state.Timer, bool, error) {
 		return state.Timer{}, false, nil
 	}
 	it := q.heap[0]
-	delete(q.byKG[it.t.KeyGroup-q.b.groups.Start], it.id)
+	i := it.t.KeyGroup - q.b.groups.Start
+	q.logRemove(i, it)
+	delete(q.byKG[i], it.id)
 	q.remove(0)
 	return it.t, true, nil
 }
 
 func (q *timerQueue) Len() int { return len(q.heap) }
+
+func (q *timerQueue) logRemove(i int, it *timerItem) {
+	if q.b.logging() {
+		q.b.record(change{kind: chTimer, kg: int32(i), q: q, key: it.id, ti: it})
+	}
+}
 
 // compareTimers is the firing order of every TimerQueue.
 var compareTimers = state.CompareTimers

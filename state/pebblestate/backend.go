@@ -57,9 +57,14 @@ type Backend struct {
 	sorted []*stateInfo // by name: Entries and States order
 	nextID uint16
 	closed bool
+
+	// Incremental checkpoints (checkpoints.go).
+	marks       []pmark
+	nextMark    uint64
+	rollingBack bool
 }
 
-var _ state.KeyedBackend = (*Backend)(nil)
+var _ state.IncrementalBackend = (*Backend)(nil)
 
 // stateInfo is one state known to the backend: declared, restored or a
 // timer queue.
@@ -311,6 +316,7 @@ func (b *Backend) Close() error {
 		return nil
 	}
 	b.closed = true
+	b.closeMarks()
 	err := b.batch.Close()
 	if cerr := b.db.Close(); err == nil {
 		err = cerr
@@ -392,6 +398,7 @@ func (b *Backend) set(k, v []byte) error {
 	if err := b.batch.Set(k, v, nil); err != nil {
 		return fmt.Errorf("pebblestate: set: %w", err)
 	}
+	b.noteWrite(k)
 	return b.maybeCommit()
 }
 
@@ -399,6 +406,7 @@ func (b *Backend) merge(k, v []byte) error {
 	if err := b.batch.Merge(k, v, nil); err != nil {
 		return fmt.Errorf("pebblestate: merge: %w", err)
 	}
+	b.noteWrite(k)
 	return b.maybeCommit()
 }
 
@@ -406,6 +414,7 @@ func (b *Backend) del(k []byte) error {
 	if err := b.batch.Delete(k, nil); err != nil {
 		return fmt.Errorf("pebblestate: delete: %w", err)
 	}
+	b.noteWrite(k)
 	return b.maybeCommit()
 }
 

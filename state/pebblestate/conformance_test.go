@@ -20,3 +20,13 @@ func TestConformance(t *testing.T) {
 		return b
 	})
 }
+
+func TestIncrementalCheckpoints(t *testing.T) {
+	statetest.RunIncremental(t, 30, func(t *testing.T, maxParallelism int, groups state.KeyGroupRange) state.KeyedBackend {
+		b, err := Open(Options{FS: vfs.NewMem(), MaxParallelism: maxParallelism, KeyGroups: groups, CacheSize: 1 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	})
+}

@@ -52,6 +52,11 @@ func (b *Backend) Entries(keyGroup int, stateName string) iter.Seq2[state.Entry,
 // range read. A list value is one pebble key; its elements come out as
 // entries with their positions.
 func (b *Backend) stateEntries(si *stateInfo, first, last int) iter.Seq2[state.Entry, error] {
+	return b.readEntries(nil, si, first, last)
+}
+
+// readEntries is stateEntries over the live state (snap nil) or a snapshot.
+func (b *Backend) readEntries(snap *pebble.Snapshot, si *stateInfo, first, last int) iter.Seq2[state.Entry, error] {
 	return func(yield func(state.Entry, error) bool) {
 		if last < first {
 			return
@@ -62,12 +67,23 @@ func (b *Backend) stateEntries(si *stateInfo, first, last int) iter.Seq2[state.E
 			yield(state.Entry{}, fmt.Errorf("pebblestate: state %q key group %d: %w", name, kg, err))
 		}
 		lo := appendPrefix(nil, si.id, first)
-		it, err := b.newIter(lo, successor(nil, appendPrefix(nil, si.id, last)))
+		hi := successor(nil, appendPrefix(nil, si.id, last))
+		var it *pebble.Iterator
+		var err error
+		if snap == nil {
+			it, err = b.newIter(lo, hi)
+		} else {
+			it, err = snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+		}
 		if err != nil {
 			fail(err)
 			return
 		}
-		defer b.closeIter(it)
+		if snap == nil {
+			defer b.closeIter(it)
+		} else {
+			defer it.Close()
+		}
 		var buf, pos []byte
 		for valid := it.First(); valid; valid = it.Next() {
 			var p keyParts

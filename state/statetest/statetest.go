@@ -94,6 +94,14 @@ type harness struct {
 	last       string
 	queues     map[string]state.TimerQueue
 	snap       *snapshot
+	// marks are the incremental checkpoints a script took, with the
+	// entries the backend had then.
+	marks map[string]markedState
+}
+
+type markedState struct {
+	mark    state.Mark
+	entries []state.Entry
 }
 
 func (h *harness) close(t *testing.T) {
@@ -284,6 +292,8 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 		return fmt.Sprintf("%d entries in %d states", len(entries), len(metas))
 	case "restore":
 		return h.restore(t, td)
+	case "mark", "rollback", "release", "check-mark":
+		return h.incremental(t, td)
 	case "check-snapshot":
 		if h.snap == nil {
 			t.Fatal("check-snapshot before snapshot")
@@ -813,4 +823,61 @@ func or(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// incremental runs the commands of incremental checkpoints: mark name=A
+// takes one and keeps the entries of that moment; rollback returns to it;
+// release forgets it; check-mark compares MarkedEntries with what was kept.
+func (h *harness) incremental(t *testing.T, td *datadriven.TestData) string {
+	ib, ok := h.b.(state.IncrementalBackend)
+	if !ok {
+		t.Fatalf("%T is not an IncrementalBackend", h.b)
+	}
+	var name string
+	td.ScanArgs(t, "name", &name)
+	if h.marks == nil {
+		h.marks = map[string]markedState{}
+	}
+	if td.Cmd == "mark" {
+		m, err := ib.Mark()
+		if err != nil {
+			return errText(err)
+		}
+		_, entries := h.collect(t)
+		h.marks[name] = markedState{mark: m, entries: entries}
+		return fmt.Sprintf("mark %s: %d entries", name, len(entries))
+	}
+	ms, ok := h.marks[name]
+	if !ok {
+		t.Fatalf("no mark %q in this script", name)
+	}
+	switch td.Cmd {
+	case "rollback":
+		if err := ib.RollBack(ms.mark); err != nil {
+			return errText(err)
+		}
+		_, entries := h.collect(t)
+		return "rolled back: " + h.diff(t, ms.entries, entries)
+	case "release":
+		ib.Release(ms.mark)
+		return "released"
+	}
+	var got []state.Entry
+	for kg := h.groups.Start; kg <= h.groups.End; kg++ {
+		for e, err := range ib.MarkedEntries(ms.mark, kg) {
+			if err != nil {
+				if errors.Is(err, state.ErrUnknownMark) {
+					return "error: unknown mark"
+				}
+				return errText(err)
+			}
+			got = append(got, cloneEntry(e))
+		}
+	}
+	return h.diff(t, ms.entries, got)
+}
+
+func cloneEntry(e state.Entry) state.Entry {
+	return state.Entry{State: e.State, KeyGroup: e.KeyGroup, Key: bytes.Clone(e.Key), Namespace: bytes.Clone(e.Namespace),
+		UserKey: bytes.Clone(e.UserKey), Value: bytes.Clone(e.Value)}
 }
