@@ -39,8 +39,13 @@ type Executor struct {
 
 	backend       string
 	backendReason string
-	// stateDir holds this executor's pebble files under Options.StateDir.
-	stateDir string
+	// stateDir holds this executor's pebble files under Options.StateDir;
+	// ownedDirs are the directories of backends adopted from the executor
+	// this one restarted (removed on close too).
+	stateDir  string
+	ownedDirs []string
+	// adopt is set while Restart builds this executor.
+	adopt *adoption
 
 	out   *jsonWriter
 	trace *Trace
@@ -98,6 +103,9 @@ type opInstance struct {
 	event    state.TimerQueue
 	proc     state.TimerQueue
 	opened   bool
+	// adopted: keyed is the backend of the executor this one restarted,
+	// rolled back to the checkpoint (no restore from entries).
+	adopted bool
 }
 
 // route is where one output edge of an operator goes.
@@ -140,11 +148,15 @@ func (o *opInstance) timers(d TimeDomain) (state.TimerQueue, error) {
 // restored state (from restore, when not nil), operator state, and opens
 // every operator, as Flink's StreamTask does before it runs.
 func NewExecutor(j *Job, opts Options, from Restore) (*Executor, error) {
+	return newExecutor(j, opts, from, nil)
+}
+
+func newExecutor(j *Job, opts Options, from Restore, adopt *adoption) (*Executor, error) {
 	plan, err := BuildPlan(j, opts.Parallelism, opts.MaxParallelism)
 	if err != nil {
 		return nil, err
 	}
-	e := &Executor{job: j, plan: plan, opts: opts, log: opts.logger(), procTime: opts.StartProcessingTime, out: newJSONWriter(opts.Output)}
+	e := &Executor{job: j, plan: plan, opts: opts, log: opts.logger(), procTime: opts.StartProcessingTime, out: newJSONWriter(opts.Output), adopt: adopt}
 	if opts.Trace {
 		e.trace = &Trace{}
 	}
@@ -163,10 +175,87 @@ func NewExecutor(j *Job, opts Options, from Restore) (*Executor, error) {
 		e.position, e.procTime = info.Position, info.ProcessingTime
 	}
 	if err := e.build(restore); err != nil {
+		if adopt != nil {
+			for _, t := range adopt.taken {
+				t.inst.keyed = nil // not this executor's to close
+			}
+		}
 		e.Close()
 		return nil, err
 	}
+	e.adopt = nil
 	return e, nil
+}
+
+// adoption hands the keyed backends of an executor to the one that
+// restarts it from an incremental checkpoint.
+type adoption struct {
+	prev  *Executor
+	cp    *Checkpoint
+	taken []adopted
+}
+
+type adopted struct {
+	prevInst, inst *opInstance
+	kb             state.KeyedBackend
+}
+
+// take returns prev's backend of inst's operator and subtask rolled back
+// to the checkpoint, or nil when the checkpoint holds no mark in it.
+func (a *adoption) take(e *Executor, inst *opInstance, st *subtask) (state.KeyedBackend, error) {
+	if a == nil || e.backend != a.prev.backend {
+		return nil, nil
+	}
+	op := a.cp.op(inst.info.ID)
+	prevInfo, ok := planOperatorByID(a.prev.plan, inst.info.ID)
+	if op == nil || !ok || st.index >= len(op.subtasks) || prevInfo.Parallelism != inst.info.Parallelism {
+		return nil, nil
+	}
+	sub := op.subtasks[st.index]
+	prevInst := a.prev.instances(prevInfo)[st.index]
+	if sub.inc == nil || sub.groups != st.groups || prevInst.keyed == nil || prevInst.keyed != state.KeyedBackend(sub.inc) {
+		return nil, nil
+	}
+	if err := sub.inc.RollBack(sub.mark); err != nil {
+		return nil, err
+	}
+	a.taken = append(a.taken, adopted{prevInst: prevInst, inst: inst, kb: prevInst.keyed})
+	prevInst.keyed = nil
+	inst.adopted = true
+	return sub.inc, nil
+}
+
+// Restart replaces e with an executor restored from cp, as a failed job
+// restarts from its latest checkpoint: new operator instances, initialised
+// and opened as on any restore. When cp is an incremental checkpoint of e
+// (or of an executor e restarted), the new executor takes over e's keyed
+// backends rolled back to cp, which costs what changed since cp instead of
+// a copy of the state. e is closed. If the new executor cannot be built,
+// e keeps its backends (now at cp) and stays failed with the error.
+func (e *Executor) Restart(j *Job, opts Options, cp *Checkpoint) (*Executor, error) {
+	a := &adoption{prev: e, cp: cp}
+	n, err := newExecutor(j, opts, cp, a)
+	if err != nil {
+		for _, t := range a.taken {
+			t.prevInst.keyed = t.kb
+		}
+		if len(a.taken) > 0 && e.failure == nil {
+			f, ok := err.(*Failure)
+			if !ok {
+				f = &Failure{Operator: "restart", Err: err, Position: e.position}
+			}
+			e.failure = f
+		}
+		return nil, err
+	}
+	if len(a.taken) > 0 && e.stateDir != "" {
+		n.ownedDirs = append(n.ownedDirs, e.stateDir)
+		e.stateDir = ""
+	}
+	n.ownedDirs = append(n.ownedDirs, e.ownedDirs...)
+	e.ownedDirs = nil
+	e.Close()
+	return n, nil
 }
 
 func (e *Executor) build(restore *restoring) error {
@@ -271,7 +360,13 @@ func (e *Executor) channelIndex(t *Task, in *edge, upstreamIndex int) int {
 
 func (e *Executor) initOperator(st *subtask, inst *opInstance, restore *restoring) error {
 	if inst.info.Keyed {
-		kb, err := newKeyedBackend(e, inst.info, st)
+		kb, err := e.adopt.take(e, inst, st)
+		if err != nil {
+			return fmt.Errorf("operator %q subtask %d: roll back to checkpoint: %w", inst.info.Name, st.index, err)
+		}
+		if kb == nil {
+			kb, err = newKeyedBackend(e, inst.info, st)
+		}
 		if err != nil {
 			return fmt.Errorf("operator %q subtask %d: state backend %s: %w", inst.info.Name, st.index, e.backend, err)
 		}
@@ -792,8 +887,11 @@ func (e *Executor) Close() error {
 			}
 		}
 	}
-	if e.stateDir != "" {
-		if err := os.RemoveAll(e.stateDir); err != nil {
+	for _, dir := range append(e.ownedDirs, e.stateDir) {
+		if dir == "" {
+			continue
+		}
+		if err := os.RemoveAll(dir); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -116,8 +116,11 @@ func (r *restoring) restoreOperator(inst *opInstance, st *subtask) error {
 		if inst.keyed == nil {
 			return fmt.Errorf("runtime: operator %q: the snapshot has keyed state (%s) but the operator's input is not keyed", inst.info.Name, keyed[0].StateName)
 		}
-		if err := inst.keyed.Restore(keyed, r.src.KeyedEntries(o.ID, st.groups)); err != nil {
-			return fmt.Errorf("runtime: restore operator %q subtask %d: %w", inst.info.Name, st.index, err)
+		// An adopted backend was rolled back to the checkpoint already.
+		if !inst.adopted {
+			if err := inst.keyed.Restore(keyed, r.src.KeyedEntries(o.ID, st.groups)); err != nil {
+				return fmt.Errorf("runtime: restore operator %q subtask %d: %w", inst.info.Name, st.index, err)
+			}
 		}
 		// Timer queues are otherwise opened when the operator first sets a
 		// timer; restored timers must fire even if it never sets another.
@@ -171,6 +174,14 @@ func (s *sourceOp[T]) restoredWatermark() int64 { return s.emitted }
 // Checkpoint is an in-memory snapshot of a running job, taken between two
 // source events. It restores at the same parallelism (back, failure
 // recovery) or at any other.
+//
+// A full checkpoint (Executor.Checkpoint) holds the keyed entries as bytes.
+// An incremental one (Executor.IncrementalCheckpoint) holds a mark in each
+// keyed backend instead (state.IncrementalBackend): taking it costs nothing
+// per entry, and Executor.Restart returns to it by rolling the backends back,
+// which costs what changed since. Its keyed entries are read from the live
+// backends, so it is only readable while they are: until Release, or until
+// the executor that holds them closes; Materialize makes it a full one.
 type Checkpoint struct {
 	info RestoreInfo
 	ops  []checkpointOp
@@ -183,7 +194,9 @@ type checkpointOp struct {
 
 type checkpointSubtask struct {
 	groups   state.KeyGroupRange
-	keyed    []byte // snapshot stream of the keyed entries
+	keyed    []byte // snapshot stream of the keyed entries (full)
+	inc      state.IncrementalBackend
+	mark     state.Mark // in inc (incremental)
 	operator []state.OperatorEntry
 }
 
@@ -192,6 +205,17 @@ type checkpointSubtask struct {
 // processed and queues hold nothing: the snapshot is consistent without
 // barriers.
 func (e *Executor) Checkpoint(id int64) (*Checkpoint, error) {
+	return e.checkpoint(id, false)
+}
+
+// IncrementalCheckpoint is Checkpoint with marks in the keyed backends that
+// can take them (both built-in ones can) instead of copies of their entries:
+// it costs the operator state and nothing per keyed entry.
+func (e *Executor) IncrementalCheckpoint(id int64) (*Checkpoint, error) {
+	return e.checkpoint(id, true)
+}
+
+func (e *Executor) checkpoint(id int64, incremental bool) (*Checkpoint, error) {
 	if err := e.prepareSnapshot("checkpoint"); err != nil {
 		return nil, err
 	}
@@ -202,7 +226,15 @@ func (e *Executor) Checkpoint(id int64) (*Checkpoint, error) {
 		for _, inst := range e.instances(info) {
 			st := inst.ctx.st
 			sub := checkpointSubtask{groups: st.groups, operator: inst.opStore.Entries()}
-			if inst.keyed != nil {
+			if ib, ok := inst.keyed.(state.IncrementalBackend); ok && incremental {
+				m, err := ib.Mark()
+				if err != nil {
+					cp.ops = append(cp.ops, op)
+					cp.Release()
+					return nil, fmt.Errorf("runtime: checkpoint operator %q subtask %d: %w", info.Name, st.index, err)
+				}
+				sub.inc, sub.mark = ib, m
+			} else if inst.keyed != nil {
 				var buf bytes.Buffer
 				if err := state.WriteKeyGroups(&buf, st.groups, func(kg int) iter.Seq2[state.Entry, error] {
 					return inst.keyed.Entries(kg, "")
@@ -308,6 +340,20 @@ func (c *Checkpoint) KeyedEntries(id string, groups state.KeyGroupRange) iter.Se
 			if sub.groups.End < groups.Start || sub.groups.Start > groups.End {
 				continue
 			}
+			if sub.inc != nil {
+				for kg := max(sub.groups.Start, groups.Start); kg <= min(sub.groups.End, groups.End); kg++ {
+					for en, err := range sub.inc.MarkedEntries(sub.mark, kg) {
+						if err != nil {
+							yield(en, fmt.Errorf("runtime: checkpoint %d operator %q: %w", c.info.CheckpointID, op.Name, err))
+							return
+						}
+						if !yield(en, nil) {
+							return
+						}
+					}
+				}
+				continue
+			}
 			for en, err := range state.NewStreamReaderBytes(sub.keyed, 0).All() {
 				if err != nil {
 					yield(en, err)
@@ -334,7 +380,61 @@ func (c *Checkpoint) OperatorEntries(id string, parallelism, index int) ([]state
 	return state.RedistributeOperatorState(per, parallelism, index), nil
 }
 
-// Size is the number of bytes the checkpoint holds.
+// Incremental reports whether the checkpoint holds marks in live backends.
+func (c *Checkpoint) Incremental() bool {
+	for _, o := range c.ops {
+		for _, s := range o.subtasks {
+			if s.inc != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Release frees the marks of an incremental checkpoint: the backends drop
+// the changes kept only to return to it. The checkpoint cannot be restored
+// or read afterwards. It does nothing to a full checkpoint.
+func (c *Checkpoint) Release() {
+	for i := range c.ops {
+		for j := range c.ops[i].subtasks {
+			s := &c.ops[i].subtasks[j]
+			if s.inc != nil {
+				s.inc.Release(s.mark)
+				s.inc = nil
+				s.keyed = nil
+			}
+		}
+	}
+}
+
+// Materialize turns an incremental checkpoint into a full one, readable
+// after its executor closed: it copies the keyed entries as they were at
+// the checkpoint and releases the marks.
+func (c *Checkpoint) Materialize() error {
+	for i := range c.ops {
+		op := &c.ops[i]
+		for j := range op.subtasks {
+			s := &op.subtasks[j]
+			if s.inc == nil {
+				continue
+			}
+			var buf bytes.Buffer
+			inc, m := s.inc, s.mark
+			if err := state.WriteKeyGroups(&buf, s.groups, func(kg int) iter.Seq2[state.Entry, error] {
+				return inc.MarkedEntries(m, kg)
+			}); err != nil {
+				return fmt.Errorf("runtime: materialize checkpoint %d operator %q: %w", c.info.CheckpointID, op.Name, err)
+			}
+			inc.Release(m)
+			s.inc, s.keyed = nil, buf.Bytes()
+		}
+	}
+	return nil
+}
+
+// Size is the number of bytes the checkpoint holds (for an incremental
+// one: its operator state; the backends hold the changes).
 func (c *Checkpoint) Size() int {
 	n := 0
 	for _, o := range c.ops {

@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"sync"
 	"testing"
@@ -102,7 +103,10 @@ func keysCheckpoint(b *testing.B) *runtime.Checkpoint {
 		keysCP = s.LatestCheckpoint()
 		if keysCP.Info().Position != benchKeys {
 			keysErr = strconv.ErrRange
+			return
 		}
+		// Outlive the session: copy the state out of its backends.
+		keysErr = keysCP.Materialize()
 	})
 	if keysErr != nil {
 		b.Fatal(keysErr)
@@ -119,32 +123,44 @@ func keysSession(b *testing.B, interval int, trace bool) *session.Session {
 	return s
 }
 
-// BenchmarkBack is one Back with 1M keys in state: restore the checkpoint
-// at record 1M and replay the records after it. replay is how many (half
-// the default checkpoint interval, the average). restore is the
-// checkpoint restore alone, the floor of any Back.
+// BenchmarkBack is one Back over 500 records with 1M keys in state, the
+// way a user undoes a "next 500": the session starts at record 1M (every
+// key in state), steps 1000+k records so that a checkpoint (interval 1000)
+// lies k records before the point back returns to, then each iteration
+// runs next 500 (untimed) and back (timed). Back rolls the backends back to
+// the checkpoint (undoing the changes of k+500 records) and replays k
+// records. replayed/op is the mean of what Back reported replaying
+// (Stop.Replayed), checked against k. restore is the floor of the old way:
+// rebuilding the 1M-key state from a full copy, without any replay.
 func BenchmarkBack(b *testing.B) {
-	const replay = 500
-	b.Run("back", func(b *testing.B) {
-		s := keysSession(b, 1000, true)
-		defer s.Close()
-		if _, err := s.NextN(context.Background(), replay+1); err != nil {
-			b.Fatal(err)
-		}
-		b.ResetTimer()
-		for range b.N {
-			st, err := s.Back()
-			if err != nil || st.Reason != session.ReasonBack {
-				b.Fatal(err, st)
-			}
-			b.StopTimer()
-			if _, err := s.Next(); err != nil {
+	for _, k := range []int64{0, 250, 499} {
+		b.Run(fmt.Sprintf("replay-%d", k), func(b *testing.B) {
+			s := keysSession(b, 1000, true)
+			defer s.Close()
+			if _, err := s.NextN(context.Background(), int(1000+k)); err != nil {
 				b.Fatal(err)
 			}
-			b.StartTimer()
-		}
-		b.ReportMetric(replay, "replayed/op")
-	})
+			start := s.Position()
+			var replayed int64
+			b.ResetTimer()
+			for range b.N {
+				b.StopTimer()
+				if _, err := s.NextN(context.Background(), 500); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				st, err := s.Back()
+				if err != nil || st.Reason != session.ReasonBack || s.Position() != start {
+					b.Fatal(err, st, s.Position(), start)
+				}
+				if st.Replayed != k {
+					b.Fatalf("back replayed %d records, want %d", st.Replayed, k)
+				}
+				replayed += st.Replayed
+			}
+			b.ReportMetric(float64(replayed)/float64(b.N), "replayed/op")
+		})
+	}
 	b.Run("restore", func(b *testing.B) {
 		cp := keysCheckpoint(b)
 		job := keysJob()

@@ -121,8 +121,9 @@ func (s *Session) Restore(from runtime.Restore) (*Stop, error) {
 	}
 	old := s.exec
 	s.exec = exec
+	s.releaseCheckpoints(0)
 	old.Close()
-	s.checkpoints, s.commands, s.marks = nil, nil, nil
+	s.commands, s.marks = nil, nil
 	if err := s.checkpoint(); err != nil {
 		return nil, err
 	}

@@ -17,7 +17,8 @@ type Options struct {
 	runtime.Options
 	// CheckpointInterval is the number of source events between in-memory
 	// checkpoints (default 1000). Checkpoints make Back and failure
-	// recovery cheap.
+	// recovery cheap; they are incremental (runtime.IncrementalCheckpoint),
+	// so taking one costs nothing per keyed entry.
 	CheckpointInterval int
 	// KeepCheckpoints is how many recent checkpoints are kept besides the
 	// first one (default 4).
@@ -39,7 +40,6 @@ type Session struct {
 	nextCPID    int64
 	commands    []timeCommand // recorded for replay by Back
 	marks       []int64       // where stepping commands started, for Back
-	adaptive    bool          // the checkpoint interval grows with the state
 
 	breakpoints []*Breakpoint
 	nextBPID    int
@@ -73,8 +73,7 @@ type timeCommand struct {
 // error here is a job that cannot start, such as keyed state on a stream
 // that is not keyed.
 func New(job *runtime.Job, opts Options) (*Session, error) {
-	adaptive := opts.CheckpointInterval <= 0
-	if adaptive {
+	if opts.CheckpointInterval <= 0 {
 		opts.CheckpointInterval = 1000
 	}
 	if opts.KeepCheckpoints <= 0 {
@@ -83,7 +82,7 @@ func New(job *runtime.Job, opts Options) (*Session, error) {
 	if opts.OutputLimit <= 0 {
 		opts.OutputLimit = 1000
 	}
-	s := &Session{job: job, opts: opts, log: opts.Log, adaptive: adaptive}
+	s := &Session{job: job, opts: opts, log: opts.Log}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -113,6 +112,7 @@ func (s *Session) Close() error {
 	if s.exec == nil {
 		return nil
 	}
+	s.releaseCheckpoints(0)
 	err := errors.Join(s.exec.Flush(), s.exec.Close())
 	s.exec = nil
 	return err
@@ -158,7 +158,16 @@ func (s *Session) Query(ctx context.Context, text string) (*query.Rows, error) {
 
 func (s *Session) checkpoint() error {
 	s.nextCPID++
-	cp, err := s.exec.Checkpoint(s.nextCPID)
+	// The first checkpoint, where the session started, is a full copy (of
+	// a state that is usually empty or just restored): it is kept for ever,
+	// so the backends need not keep every change since it. The others are
+	// incremental marks, released oldest first, which drops the head of the
+	// backends' change logs.
+	take := s.exec.IncrementalCheckpoint
+	if len(s.checkpoints) == 0 {
+		take = s.exec.Checkpoint
+	}
+	cp, err := take(s.nextCPID)
 	if err != nil {
 		return err
 	}
@@ -166,9 +175,22 @@ func (s *Session) checkpoint() error {
 	// Keep the first checkpoint (Back always has somewhere to go) and the
 	// most recent ones.
 	if n := len(s.checkpoints); n > s.opts.KeepCheckpoints+1 {
+		drop := s.checkpoints[1 : n-s.opts.KeepCheckpoints]
+		for _, cp := range drop {
+			cp.Release()
+		}
 		s.checkpoints = append(s.checkpoints[:1], s.checkpoints[n-s.opts.KeepCheckpoints:]...)
 	}
 	return nil
+}
+
+// releaseCheckpoints releases the checkpoints from index from on and
+// forgets them.
+func (s *Session) releaseCheckpoints(from int) {
+	for _, cp := range s.checkpoints[min(from, len(s.checkpoints)):] {
+		cp.Release()
+	}
+	s.checkpoints = s.checkpoints[:min(from, len(s.checkpoints))]
 }
 
 // afterNext is called whenever the executor became idle after a source
@@ -179,39 +201,25 @@ func (s *Session) afterNext() error {
 	}
 	pos := s.exec.Position()
 	last := s.checkpoints[len(s.checkpoints)-1]
-	if pos-last.Info().Position >= s.checkpointEvery(last) {
+	if pos-last.Info().Position >= int64(s.opts.CheckpointInterval) {
 		return s.checkpoint()
 	}
 	return nil
 }
 
-// checkpointEvery is the distance in records to the next checkpoint. An
-// interval set by the user is kept exactly; the default one grows with the
-// state (one record per 2 KiB of the last checkpoint), so that large states
-// do not spend their time checkpointing. Both depend only on the job, input
-// and commands, so runs stay deterministic.
-func (s *Session) checkpointEvery(last *runtime.Checkpoint) int64 {
-	every := int64(s.opts.CheckpointInterval)
-	if s.adaptive {
-		every = max(every, int64(last.Size())/2048)
-	}
-	return every
-}
-
-// LatestCheckpoint is the most recent in-memory checkpoint.
+// LatestCheckpoint is the most recent in-memory checkpoint. It is
+// incremental: readable while the session runs, and only until the session
+// drops it (Materialize it to keep it).
 func (s *Session) LatestCheckpoint() *runtime.Checkpoint { return s.checkpoints[len(s.checkpoints)-1] }
 
 // restart replaces the executor with one restored from cp and replays the
 // source and recorded commands up to position target (idle).
 func (s *Session) restart(cp *runtime.Checkpoint, target int64) error {
-	opts := s.opts.Options
-	exec, err := runtime.NewExecutor(s.job, opts, cp)
+	exec, err := s.exec.Restart(s.job, s.opts.Options, cp)
 	if err != nil {
 		return err
 	}
-	old := s.exec
 	s.exec = exec
-	old.Close()
 	pos := cp.Info().Position
 	for {
 		if err := s.replayCommands(pos); err != nil {

@@ -42,6 +42,9 @@ type Stop struct {
 	Truncated int
 	Failure   *runtime.Failure
 	Watches   []WatchResult
+	// Replayed is, for Back, the source records replayed from the
+	// checkpoint it returned to (what Back cost besides the roll back).
+	Replayed int64
 }
 
 // MaxEvents bounds the events a stop keeps.
@@ -279,22 +282,22 @@ func (s *Session) Back() (*Stop, error) {
 		return nil, fmt.Errorf("session: cannot go back before record %d, where the session started", s.checkpoints[0].Info().Position)
 	}
 	s.dropCommandsAfter(target)
-	// Forget checkpoints of the undone future.
-	kept := s.checkpoints[:1]
-	for _, cp := range s.checkpoints[1:] {
-		if cp.Info().Position <= target {
-			kept = append(kept, cp)
-		}
+	// Forget checkpoints of the undone future (positions ascend).
+	keep := 1
+	for keep < len(s.checkpoints) && s.checkpoints[keep].Info().Position <= target {
+		keep++
 	}
-	s.checkpoints = kept
-	if err := s.restart(s.nearestCheckpoint(target), target); err != nil {
+	s.releaseCheckpoints(keep)
+	cp := s.nearestCheckpoint(target)
+	if err := s.restart(cp, target); err != nil {
 		var f *runtime.Failure
 		if errors.As(err, &f) {
 			return s.stop(Stop{Reason: ReasonFailure, Failure: f, Message: f.Error()}), nil
 		}
 		return nil, err
 	}
-	return s.stop(Stop{Reason: ReasonBack, Message: fmt.Sprintf("back to record %d", s.exec.Position())}), nil
+	return s.stop(Stop{Reason: ReasonBack, Message: fmt.Sprintf("back to record %d", s.exec.Position()),
+		Replayed: s.exec.Position() - cp.Info().Position}), nil
 }
 
 // AdvanceWatermark sends the watermark wm (epoch ms) from every source.

@@ -39,6 +39,8 @@ type Backend struct {
 	marks     []markPos
 	nextMark  uint64
 	replaying bool
+	seg       uint64 // the current log segment (0: none)
+	segGen    uint64
 }
 
 // restoredState is a snapshotted state not declared yet, kept as bytes.

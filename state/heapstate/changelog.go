@@ -21,7 +21,9 @@ import (
 // checkpoints are only ever read back by rolling the live state back (Back,
 // recovery), which costs what changed since the mark: the distance walked.
 //
-// Memory is bounded by compaction: when a mark is released, the log segment
+// Within a segment (between two marks) only the first write of each logical
+// key is recorded: cells carry the segment that last recorded them. Across
+// segments, memory is bounded by compaction: when a mark is released, the log segment
 // after it merges into the one before, keeping only the oldest record of
 // each logical key (the older mark needs no more). With the session's marks
 // (its first checkpoint and the last few) the log holds at most one record
@@ -82,6 +84,14 @@ type markPos struct {
 	seen map[logicalKey]struct{}
 }
 
+// newSegment starts a log segment: every cell, list, map and timer is
+// recorded again on its first change. A cell stamped with the current
+// segment (seg) already has a record in it.
+func (b *Backend) newSegment() {
+	b.segGen++
+	b.seg = b.segGen
+}
+
 // logging reports whether writes must be recorded.
 func (b *Backend) logging() bool { return len(b.marks) > 0 && !b.replaying }
 
@@ -90,6 +100,7 @@ func (b *Backend) record(c change) { b.log = append(b.log, c) }
 // Mark records the state as it is now; it costs nothing per entry.
 func (b *Backend) Mark() (state.Mark, error) {
 	b.nextMark++
+	b.newSegment()
 	b.marks = append(b.marks, markPos{id: state.Mark(b.nextMark), pos: len(b.log)})
 	return state.Mark(b.nextMark), nil
 }
@@ -115,6 +126,9 @@ func (b *Backend) RollBack(m state.Mark) error {
 	b.log = b.log[:pos]
 	b.marks = b.marks[:i+1]
 	b.marks[i].seen = nil // its segment is empty again
+	// Stamps of the undone records must not pass for records of the
+	// segment that starts now.
+	b.newSegment()
 	return nil
 }
 

@@ -14,18 +14,21 @@ import (
 type cell struct {
 	v   any
 	key string
+	seg uint64 // the log segment that recorded it last (changelog.go)
 }
 
 // listCell holds the elements of one list.
 type listCell struct {
 	vs  []any
 	key string
+	seg uint64
 }
 
 // mapCell holds the entries of one map state value (one key and namespace).
 type mapCell struct {
 	m   map[string]*cell
 	key string
+	seg uint64
 }
 
 // table is one declared state. Exactly one of vals, lists and maps is
@@ -115,29 +118,84 @@ func (t *table) Put(ns []byte, v any) error {
 		t.vals[i] = m
 	}
 	ks := string(k)
-	m[ks] = &cell{v: v, key: ks}
-	if t.b.logging() {
-		t.b.record(change{kind: chValue, kg: int32(i), t: t, key: ks})
-	}
+	c := &cell{v: v, key: ks}
+	m[ks] = c
+	t.logNewCell(i, c)
 	return nil
+}
+
+// logNewCell records that a new cell of t.vals[i] was absent.
+func (t *table) logNewCell(i int, c *cell) {
+	if t.b.logging() {
+		t.b.record(change{kind: chValue, kg: int32(i), t: t, key: c.key})
+		c.seg = t.b.seg
+	}
 }
 
 // setCell overwrites the value of a cell of t.vals[i].
 func (t *table) setCell(i int, c *cell, v any) {
-	if t.b.logging() {
-		t.b.record(change{kind: chValue, kg: int32(i), t: t, key: c.key, c: c, v: c.v})
-	}
+	t.logCell(i, c)
 	c.v = v
+}
+
+// logCell records a cell of t.vals[i] before its first change in the
+// current segment (later ones need no record: undo only needs the oldest).
+func (t *table) logCell(i int, c *cell) {
+	if t.b.logging() && c.seg != t.b.seg {
+		t.b.record(change{kind: chValue, kg: int32(i), t: t, key: c.key, c: c, v: c.v})
+		c.seg = t.b.seg
+	}
 }
 
 // logList records the state of a list of t.lists[i] before a write.
 func (t *table) logList(i int, key string, lc *listCell) {
-	if t.b.logging() {
-		ch := change{kind: chList, kg: int32(i), t: t, key: key, lc: lc}
-		if lc != nil {
-			ch.vs = lc.vs
+	if !t.b.logging() {
+		return
+	}
+	if lc == nil {
+		t.b.record(change{kind: chList, kg: int32(i), t: t, key: key})
+		if nc := t.lists[i][key]; nc != nil {
+			nc.seg = t.b.seg
 		}
-		t.b.record(ch)
+		return
+	}
+	if lc.seg != t.b.seg {
+		t.b.record(change{kind: chList, kg: int32(i), t: t, key: key, lc: lc, vs: lc.vs})
+		lc.seg = t.b.seg
+	}
+}
+
+// logMapEntry records an entry of mc before its first change in the
+// current segment; c nil: it was absent (and new is the cell put there).
+func (t *table) logMapEntry(i int, mc *mapCell, key string, c, new *cell) {
+	if !t.b.logging() {
+		return
+	}
+	if c == nil {
+		t.b.record(change{kind: chMapEntry, kg: int32(i), t: t, mc: mc, key: key})
+		new.seg = t.b.seg
+		return
+	}
+	if c.seg != t.b.seg {
+		t.b.record(change{kind: chMapEntry, kg: int32(i), t: t, mc: mc, key: key, c: c, v: c.v})
+		c.seg = t.b.seg
+	}
+}
+
+// logMap records a map state value of t.maps[i] before its first change in
+// the current segment; mc nil: it was absent (and new is the one put there).
+func (t *table) logMap(i int, key string, mc, new *mapCell) {
+	if !t.b.logging() {
+		return
+	}
+	if mc == nil {
+		t.b.record(change{kind: chMapOuter, kg: int32(i), t: t, key: key})
+		new.seg = t.b.seg
+		return
+	}
+	if mc.seg != t.b.seg {
+		t.b.record(change{kind: chMapOuter, kg: int32(i), t: t, key: key, mc: mc})
+		mc.seg = t.b.seg
 	}
 }
 
@@ -250,9 +308,7 @@ func (t *table) MapPut(ns, userKey []byte, v any) error {
 	mc := m[string(k)]
 	if mc != nil {
 		if c := mc.m[string(userKey)]; c != nil {
-			if t.b.logging() {
-				t.b.record(change{kind: chMapEntry, kg: int32(i), t: t, mc: mc, key: c.key, c: c, v: c.v})
-			}
+			t.logMapEntry(i, mc, c.key, c, nil)
 			c.v = v
 			return nil
 		}
@@ -264,24 +320,19 @@ func (t *table) MapPut(ns, userKey []byte, v any) error {
 		ks := string(k)
 		mc = &mapCell{m: map[string]*cell{}, key: ks}
 		m[ks] = mc
-		if t.b.logging() {
-			t.b.record(change{kind: chMapOuter, kg: int32(i), t: t, key: ks})
-		}
+		t.logMap(i, ks, nil, mc)
 	}
 	uk := string(userKey)
-	mc.m[uk] = &cell{v: v, key: uk}
-	if t.b.logging() {
-		t.b.record(change{kind: chMapEntry, kg: int32(i), t: t, mc: mc, key: uk})
-	}
+	c := &cell{v: v, key: uk}
+	mc.m[uk] = c
+	t.logMapEntry(i, mc, uk, nil, c)
 	return nil
 }
 
 // deleteMapEntry removes c from mc, and mc from t.maps[i] when it was the
 // last entry.
 func (t *table) deleteMapEntry(i int, mc *mapCell, c *cell) {
-	if t.b.logging() {
-		t.b.record(change{kind: chMapEntry, kg: int32(i), t: t, mc: mc, key: c.key, c: c, v: c.v})
-	}
+	t.logMapEntry(i, mc, c.key, c, nil)
 	delete(mc.m, c.key)
 	if len(mc.m) == 0 {
 		t.deleteMap(i, mc)
@@ -291,9 +342,7 @@ func (t *table) deleteMapEntry(i int, mc *mapCell, c *cell) {
 // deleteMap removes a whole map state value (its entries stay in mc for
 // the change log).
 func (t *table) deleteMap(i int, mc *mapCell) {
-	if t.b.logging() {
-		t.b.record(change{kind: chMapOuter, kg: int32(i), t: t, key: mc.key, mc: mc})
-	}
+	t.logMap(i, mc.key, mc, nil)
 	delete(t.maps[i], mc.key)
 }
 
@@ -371,9 +420,7 @@ func (t *table) Clear(ns []byte) error {
 
 // deleteCell removes a cell of t.vals[i].
 func (t *table) deleteCell(i int, c *cell) {
-	if t.b.logging() {
-		t.b.record(change{kind: chValue, kg: int32(i), t: t, key: c.key, c: c, v: c.v})
-	}
+	t.logCell(i, c)
 	delete(t.vals[i], c.key)
 }
 
@@ -428,10 +475,9 @@ func (t *table) MergeNamespaces(target []byte, sources [][]byte) error {
 				m = map[string]*cell{}
 				t.vals[i] = m
 			}
-			m[tk] = &cell{v: merged, key: tk}
-			if t.b.logging() {
-				t.b.record(change{kind: chValue, kg: int32(i), t: t, key: tk})
-			}
+			c := &cell{v: merged, key: tk}
+			m[tk] = c
+			t.logNewCell(i, c)
 		}
 	case t.lists != nil:
 		m := t.lists[i]
@@ -484,24 +530,19 @@ func (t *table) MergeNamespaces(target []byte, sources [][]byte) error {
 			}
 			acc = &mapCell{m: map[string]*cell{}, key: tk}
 			m[tk] = acc
-			if t.b.logging() {
-				t.b.record(change{kind: chMapOuter, kg: int32(i), t: t, key: tk})
-			}
+			t.logMap(i, tk, nil, acc)
 		}
 		for _, src := range srcs {
 			for _, uk := range sortedStrings(src.m) {
 				v := src.m[uk].v
 				if c := acc.m[uk]; c != nil {
-					if t.b.logging() {
-						t.b.record(change{kind: chMapEntry, kg: int32(i), t: t, mc: acc, key: uk, c: c, v: c.v})
-					}
+					t.logMapEntry(i, acc, uk, c, nil)
 					c.v = v
 					continue
 				}
-				acc.m[uk] = &cell{v: v, key: uk}
-				if t.b.logging() {
-					t.b.record(change{kind: chMapEntry, kg: int32(i), t: t, mc: acc, key: uk})
-				}
+				c := &cell{v: v, key: uk}
+				acc.m[uk] = c
+				t.logMapEntry(i, acc, uk, nil, c)
 			}
 		}
 	}

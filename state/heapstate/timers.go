@@ -15,6 +15,7 @@ type timerItem struct {
 	t   state.Timer
 	id  string
 	idx int
+	seg uint64 // the log segment that recorded it last (changelog.go)
 }
 
 // timerQueue is a binary min-heap of timers with one dedup set per key group
@@ -76,6 +77,7 @@ func (q *timerQueue) Add(t state.Timer) (bool, error) {
 	q.up(it.idx)
 	if q.b.logging() {
 		q.b.record(change{kind: chTimer, kg: int32(i), q: q, key: it.id})
+		it.seg = q.b.seg
 	}
 	return true, nil
 }
@@ -120,8 +122,9 @@ func (q *timerQueue) Pop() (state.Timer, bool, error) {
 func (q *timerQueue) Len() int { return len(q.heap) }
 
 func (q *timerQueue) logRemove(i int, it *timerItem) {
-	if q.b.logging() {
+	if q.b.logging() && it.seg != q.b.seg {
 		q.b.record(change{kind: chTimer, kg: int32(i), q: q, key: it.id, ti: it})
+		it.seg = q.b.seg
 	}
 }
 

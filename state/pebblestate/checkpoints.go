@@ -29,6 +29,8 @@ type pmark struct {
 	ends []int
 	// seen dedups keys once a later segment merged into this one.
 	seen map[string]struct{}
+	// compactAt is the key count at which the segment is deduplicated.
+	compactAt int
 	// timers is each timer queue's length at the mark.
 	timers map[*timerQueue]int
 }
@@ -49,6 +51,28 @@ func (b *Backend) noteWrite(k []byte) {
 	p := &b.marks[len(b.marks)-1]
 	p.keys = append(p.keys, k...)
 	p.ends = append(p.ends, len(p.keys))
+	if len(p.ends) >= p.compactAt {
+		p.dedup()
+	}
+}
+
+// dedup keeps the first occurrence of each key: a key written often after
+// a mark is rolled back once. Run when the segment doubled, it costs O(1)
+// per write and bounds the segment by twice its distinct keys.
+func (p *pmark) dedup() {
+	seen := make(map[string]struct{}, len(p.ends))
+	var keys []byte
+	var ends []int
+	p.eachKey(func(k []byte) {
+		if _, ok := seen[string(k)]; ok {
+			return
+		}
+		seen[string(k)] = struct{}{}
+		keys = append(keys, k...)
+		ends = append(ends, len(keys))
+	})
+	p.keys, p.ends, p.seen = keys, ends, nil
+	p.compactAt = 2*len(ends) + 4096
 }
 
 // Mark commits pending writes and takes a pebble snapshot.
@@ -63,7 +87,7 @@ func (b *Backend) Mark() (state.Mark, error) {
 		return 0, err
 	}
 	b.nextMark++
-	p := pmark{id: state.Mark(b.nextMark), snap: b.db.NewSnapshot(), timers: map[*timerQueue]int{}}
+	p := pmark{id: state.Mark(b.nextMark), snap: b.db.NewSnapshot(), timers: map[*timerQueue]int{}, compactAt: 4096}
 	for _, si := range b.sorted {
 		if si.queue != nil {
 			p.timers[si.queue] = si.queue.n
@@ -124,7 +148,7 @@ func (b *Backend) RollBack(m state.Mark) error {
 		b.marks[j].snap.Close()
 	}
 	b.marks = b.marks[:i+1]
-	p.keys, p.ends, p.seen = p.keys[:0], p.ends[:0], nil
+	p.keys, p.ends, p.seen, p.compactAt = p.keys[:0], p.ends[:0], nil, 4096
 	for _, si := range b.sorted {
 		if q := si.queue; q != nil {
 			q.n = p.timers[q]
@@ -157,6 +181,7 @@ func (b *Backend) Release(m state.Mark) {
 			prev.keys = append(prev.keys, k...)
 			prev.ends = append(prev.ends, len(prev.keys))
 		})
+		prev.compactAt = max(prev.compactAt, 2*len(prev.ends)+4096)
 	}
 	b.marks = slices.Delete(b.marks, i, i+1)
 }

@@ -1,0 +1,102 @@
+package session_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"streamdbg/fixtures"
+	"streamdbg/runtime"
+	"streamdbg/runtime/session"
+)
+
+// bigWords is the input: 300k lines of 3 to 8 words over 200k
+// distinct words (line i starts with word 2i mod 200k, so all appear).
+var bigWords = sync.OnceValue(func() *fixtures.Input {
+	const lines, distinct = 300_000, 200_000
+	r := rand.New(rand.NewPCG(15, 15))
+	var b bytes.Buffer
+	for i := range lines {
+		fmt.Fprintf(&b, "w%d", (2*i)%distinct)
+		for range 2 + r.IntN(6) {
+			fmt.Fprintf(&b, " w%d", r.IntN(distinct))
+		}
+		b.WriteByte('\n')
+	}
+	in, err := fixtures.Parse("words300k.txt", b.Bytes())
+	if err != nil {
+		panic(err)
+	}
+	return in
+})
+
+// BenchmarkCheckpointCost runs wordcount headless over bigWords (200k keys
+// in state at the end) three ways in every iteration, interleaved so that
+// load on the machine hits all alike:
+//   - default: session.Run with the default checkpoint interval (1000
+//     records; incremental checkpoints, recovery ready);
+//   - off: session.Run with an interval beyond the input (only the
+//     session's first checkpoint, as --checkpoint-interval 100000000);
+//   - none: the executor alone, no session and no checkpoint at all (no
+//     change is recorded).
+//
+// All three read the same input, do the same state updates and write the
+// same JSON lines to io.Discard. ns/op is one iteration (all three runs);
+// default/off and default/none are the ratios of their summed times.
+func BenchmarkCheckpointCost(b *testing.B) {
+	in := bigWords()
+	build := func() *runtime.Job {
+		job, err := fixtures.Build("wordcount", fixtures.Config{Input: in})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return job
+	}
+	run := func(interval int) time.Duration {
+		start := time.Now()
+		s, err := session.New(build(), session.Options{Options: runtime.Options{Output: io.Discard}, CheckpointInterval: interval})
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := s.Run(context.Background(), session.RunOptions{})
+		if err != nil || !res.Finished {
+			b.Fatal(err, res)
+		}
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	none := func() time.Duration {
+		start := time.Now()
+		e, err := runtime.NewExecutor(build(), runtime.Options{Output: io.Discard}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for !e.Finished() {
+			if err := e.Next(); err != nil && err != runtime.ErrFinished {
+				b.Fatal(err)
+			}
+		}
+		if err := e.Close(); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	var def, off, no time.Duration
+	for b.Loop() {
+		def += run(0)
+		off += run(1 << 40)
+		no += none()
+	}
+	b.ReportMetric(def.Seconds()/float64(b.N), "default-s/op")
+	b.ReportMetric(off.Seconds()/float64(b.N), "off-s/op")
+	b.ReportMetric(no.Seconds()/float64(b.N), "none-s/op")
+	b.ReportMetric(float64(def)/float64(off), "default/off")
+	b.ReportMetric(float64(def)/float64(no), "default/none")
+}
