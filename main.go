@@ -32,6 +32,7 @@ type cli struct {
 	Open      openCmd      `cmd:"" help:"Browse a savepoint in the terminal UI."`
 	Savepoint savepointCmd `cmd:"" help:"Inspect savepoints."`
 	Diff      diffCmd      `cmd:"" help:"Compare two savepoints (ours or Apache Flink's): entries added, removed and changed, per operator and state."`
+	Modify    modifyCmd    `cmd:"" help:"Change state with UPDATE, DELETE, INSERT or DROP STATE, writing a new savepoint."`
 	Verbose   bool         `short:"v" help:"Log more (to stderr)."`
 }
 

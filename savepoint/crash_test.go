@@ -107,18 +107,22 @@ func (f *crashFile) Close() error {
 	return f.File.Close()
 }
 
-// TestCrashAtomicity kills the write at every step: the target then never
-// opens as a savepoint, in the file system the failed write leaves nor in
-// any crash image of it. Once Write returns, the savepoint survives a crash.
-func TestCrashAtomicity(t *testing.T) {
-	f := newFixture(3000, 8, 9)
-	want := f.all
-	const dir = "/sps/sp"
-	steps := 0
+// CrashEveryStep runs write once per mutating file system step, failing it
+// at that step, on a fresh crashable file system holding /sps: the target
+// then never opens as a savepoint, in the file system the failed write
+// leaves nor in any crash image of it, except a complete one that verify
+// accepts. Once write succeeds, its savepoint must survive a crash. prepare
+// puts what write reads (a source savepoint) on the file system first. It
+// returns the number of steps of a successful write.
+func CrashEveryStep(t *testing.T, target string, prepare func(vfs.FS), write func(vfs.FS) error, verify func(*Savepoint)) int {
+	t.Helper()
 	for failAt := 1; ; failAt++ {
 		mem := vfs.NewCrashableMem()
 		if err := mem.MkdirAll("/sps", 0o755); err != nil {
 			t.Fatal(err)
+		}
+		if prepare != nil {
+			prepare(mem)
 		}
 		for _, d := range []string{"/", "/sps"} {
 			if err := syncDir(mem, d); err != nil {
@@ -126,28 +130,27 @@ func TestCrashAtomicity(t *testing.T) {
 			}
 		}
 		fs := &crashFS{FS: mem, mem: mem, failAt: failAt}
-		err := Write(fs, dir, f.snapshot(2))
+		err := write(fs)
 		if err == nil {
 			if len(fs.clones) != 0 {
-				t.Fatalf("step %d failed but Write succeeded", failAt)
+				t.Fatalf("step %d failed but the write succeeded", failAt)
 			}
-			steps = failAt - 1
 			crashed := mem.CrashClone(vfs.CrashCloneCfg{})
-			sp, err := Open(crashed, dir)
+			sp, err := Open(crashed, target)
 			if err != nil {
 				t.Fatalf("complete savepoint lost in a crash: %v", err)
 			}
-			sameEntries(t, readAll(t, sp, sumID, state.KeyGroupRange{Start: 0, End: 7}), want)
-			break
+			verify(sp)
+			return failAt - 1
 		}
 		if !errors.Is(err, errInjected) {
 			t.Fatalf("step %d: %v", failAt, err)
 		}
-		if _, err := Open(mem, dir); err == nil {
+		if _, err := Open(mem, target); err == nil {
 			t.Fatalf("step %d: failed write left a savepoint that opens", failAt)
 		}
 		for i, c := range fs.clones {
-			sp, err := Open(c, dir)
+			sp, err := Open(c, target)
 			if err != nil {
 				continue
 			}
@@ -155,9 +158,21 @@ func TestCrashAtomicity(t *testing.T) {
 			if err := readEverything(sp); err != nil {
 				t.Fatalf("step %d crash image %d: opens but reads: %v", failAt, i, err)
 			}
-			sameEntries(t, readAll(t, sp, sumID, state.KeyGroupRange{Start: 0, End: 7}), want)
+			verify(sp)
 		}
 	}
+}
+
+// TestCrashAtomicity kills the write at every step: the target then never
+// opens as a savepoint, in the file system the failed write leaves nor in
+// any crash image of it. Once Write returns, the savepoint survives a crash.
+func TestCrashAtomicity(t *testing.T) {
+	f := newFixture(3000, 8, 9)
+	want := f.all
+	const dir = "/sps/sp"
+	steps := CrashEveryStep(t, dir, nil, func(fs vfs.FS) error { return Write(fs, dir, f.snapshot(2)) }, func(sp *Savepoint) {
+		sameEntries(t, readAll(t, sp, sumID, state.KeyGroupRange{Start: 0, End: 7}), want)
+	})
 	if steps < 10 {
 		t.Fatalf("only %d steps", steps)
 	}

@@ -1,0 +1,373 @@
+package modify
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"iter"
+	"path/filepath"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"streamdbg/savepoint"
+	"streamdbg/state"
+)
+
+// ErrInPlace refuses a target that is the source: a savepoint is never
+// modified, a new one is written.
+var ErrInPlace = errors.New("modify: the target is the source savepoint; write a new one")
+
+// Write applies the plan to the source and writes the result to dst on fs
+// (which must not exist) atomically, with savepoint.Write. Counts of what
+// each statement did are in Statements afterwards.
+func (p *Plan) Write(fs vfs.FS, dst string) error {
+	if filepath.Clean(dst) == filepath.Clean(p.src.Dir()) {
+		return ErrInPlace
+	}
+	for _, s := range p.stmts {
+		s.count = 0
+	}
+	snap, err := p.snapshot()
+	if err != nil {
+		return err
+	}
+	if err := savepoint.Write(fs, dst, snap); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (p *Plan) dropped(opID, name string) bool {
+	for _, s := range p.stmts {
+		if s.kind == kindDrop && s.opID == opID && s.meta.StateName == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Plan) snapshot() (*savepoint.Snapshot, error) {
+	md := p.src.Meta()
+	snap := &savepoint.Snapshot{JobName: md.JobName, JobFingerprint: md.JobFingerprint, CheckpointID: md.CheckpointID,
+		Created: md.Created, Position: md.Position, ProcessingTime: md.ProcessingTime, Sources: md.Sources}
+	for i := range md.Operators {
+		om := &md.Operators[i]
+		os := savepoint.OperatorSnapshot{ID: om.ID, UID: om.UID, Name: om.Name, Parallelism: om.Parallelism, MaxParallelism: om.MaxParallelism}
+		var stmts []*stmt
+		for _, s := range p.stmts {
+			if s.opID == om.ID {
+				stmts = append(stmts, s)
+			}
+		}
+		inserts := false
+		for _, m := range p.src.StateMetasFor(om.ID) {
+			if !p.dropped(om.ID, m.StateName) {
+				os.States = append(os.States, m)
+			}
+		}
+		for _, s := range stmts {
+			inserts = inserts || len(s.inserts) > 0
+		}
+		for _, sub := range om.Subtasks {
+			ss := savepoint.SubtaskSnapshot{Index: sub.Index, KeyGroups: sub.KeyGroups.Range()}
+			if sub.Keyed != nil || inserts {
+				ss.Keyed = p.keyedGroup(om, sub.Index, stmts)
+			}
+			if sub.Operator != nil {
+				es, err := p.src.OperatorEntriesFor(om.ID, om.Parallelism, sub.Index)
+				if err != nil {
+					return nil, err
+				}
+				if es, err = p.operatorEntries(om, sub.Index, es, stmts); err != nil {
+					return nil, err
+				}
+				ss.Operator = es
+			}
+			os.Subtasks = append(os.Subtasks, ss)
+		}
+		snap.Operators = append(snap.Operators, os)
+	}
+	return snap, nil
+}
+
+// keyedGroup is the writer's source of one subtask's key groups: the
+// source's entries through every statement on the operator, in order.
+func (p *Plan) keyedGroup(om *savepoint.OperatorMeta, subtask int, stmts []*stmt) func(kg int) iter.Seq2[state.Entry, error] {
+	return func(kg int) iter.Seq2[state.Entry, error] {
+		seq := p.src.KeyedEntriesFor(om.ID, state.KeyGroupRange{Start: kg, End: kg})
+		for _, s := range stmts {
+			seq = s.applyKeyed(seq, om, subtask, kg)
+		}
+		return seq
+	}
+}
+
+// rowEnv is the environment of a statement's expressions over one entry,
+// decoding key, namespace, user key and value only when named.
+type rowEnv struct {
+	s       *stmt
+	om      *savepoint.OperatorMeta
+	subtask int
+	e       *state.Entry
+	op      *state.OperatorEntry
+	vals    [4]any
+	have    [4]bool
+}
+
+func decodeAs(typeName string, b []byte) any {
+	if typeName == "" && len(b) == 0 {
+		return nil
+	}
+	v, err := state.DisplayBytes(typeName, b)
+	if err != nil {
+		return state.Hex(bytes.Clone(b))
+	}
+	return v
+}
+
+func (r *rowEnv) field(i int) any {
+	if r.have[i] {
+		return r.vals[i]
+	}
+	m := &r.s.meta
+	var v any
+	if r.e != nil {
+		switch i {
+		case 0:
+			v = decodeAs(m.KeyType, r.e.Key)
+		case 1:
+			v = decodeAs(m.NamespaceType, r.e.Namespace)
+		case 2:
+			switch {
+			case m.Kind.IsList():
+				v = decodeAs("position", r.e.UserKey)
+			case r.e.UserKey != nil:
+				v = decodeAs(m.UserKeyType, r.e.UserKey)
+			}
+		case 3:
+			v = decodeAs(m.ValueType, r.e.Value)
+		}
+	} else {
+		switch i {
+		case 0:
+			if r.op.Kind == state.KindBroadcast {
+				v = decodeAs(m.UserKeyType, r.op.Key)
+			}
+		case 2:
+			if r.op.Kind != state.KindBroadcast {
+				v = int64(r.op.Position)
+			}
+		case 3:
+			v = decodeAs(m.ValueType, r.op.Value)
+		}
+	}
+	r.vals[i], r.have[i] = v, true
+	return v
+}
+
+func (r *rowEnv) Lookup(name string) (any, bool) {
+	switch name {
+	case "key":
+		return r.field(0), true
+	case "namespace":
+		return r.field(1), true
+	case "user_key":
+		return r.field(2), true
+	case "value":
+		return r.field(3), true
+	case "position":
+		if r.op != nil {
+			return int64(r.op.Position), true
+		}
+		return nil, true
+	case "key_group":
+		if r.e != nil {
+			return int64(r.e.KeyGroup), true
+		}
+		return nil, true
+	case "subtask":
+		return int64(r.subtask), true
+	case "operator_name":
+		return r.om.Name, true
+	case "state_name":
+		return r.s.meta.StateName, true
+	case "kind":
+		return r.s.meta.Kind.String(), true
+	}
+	return nil, false
+}
+
+// where says whether the statement applies to the row.
+func (s *stmt) matches(env *rowEnv) (bool, error) {
+	if s.where == nil {
+		return true, nil
+	}
+	return s.where.EvalBool(env)
+}
+
+func (s *stmt) rowError(env *rowEnv, err error) error {
+	what := fmt.Sprintf("key %s", describe(env.field(0)))
+	if env.op != nil {
+		what = fmt.Sprintf("subtask %d position %d", env.subtask, env.op.Position)
+	}
+	return fmt.Errorf("modify: %s: %s: %w", s.text, what, err)
+}
+
+// applyKeyed runs the statement over one key group's entries.
+func (s *stmt) applyKeyed(in iter.Seq2[state.Entry, error], om *savepoint.OperatorMeta, subtask, kg int) iter.Seq2[state.Entry, error] {
+	switch s.kind {
+	case kindDrop:
+		return func(yield func(state.Entry, error) bool) {
+			for e, err := range in {
+				if err == nil && e.State == s.meta.StateName {
+					s.count++
+					continue
+				}
+				if !yield(e, err) || err != nil {
+					return
+				}
+			}
+		}
+	case kindInsert:
+		var mine []state.Entry
+		for _, e := range s.inserts {
+			if e.KeyGroup == kg {
+				mine = append(mine, e)
+			}
+		}
+		if len(mine) == 0 {
+			return in
+		}
+		return func(yield func(state.Entry, error) bool) {
+			i := 0
+			for e, err := range in {
+				if err != nil {
+					yield(e, err)
+					return
+				}
+				for ; i < len(mine); i++ {
+					c := state.CompareEntries(mine[i], e)
+					if c > 0 {
+						break
+					}
+					if c == 0 {
+						env := &rowEnv{s: s, om: om, subtask: subtask, e: &e}
+						yield(state.Entry{}, s.rowError(env, errors.New("the entry exists; UPDATE it instead")))
+						return
+					}
+					s.count++
+					if !yield(mine[i], nil) {
+						return
+					}
+				}
+				if !yield(e, nil) {
+					return
+				}
+			}
+			for ; i < len(mine); i++ {
+				s.count++
+				if !yield(mine[i], nil) {
+					return
+				}
+			}
+		}
+	}
+	return func(yield func(state.Entry, error) bool) {
+		for e, err := range in {
+			if err != nil || e.State != s.meta.StateName || !s.keyFilter.Match(e.Key) {
+				if !yield(e, err) || err != nil {
+					return
+				}
+				continue
+			}
+			env := &rowEnv{s: s, om: om, subtask: subtask, e: &e}
+			ok, err := s.matches(env)
+			if err != nil {
+				yield(state.Entry{}, s.rowError(env, err))
+				return
+			}
+			if !ok {
+				if !yield(e, nil) {
+					return
+				}
+				continue
+			}
+			s.count++
+			if s.kind == kindDelete {
+				continue
+			}
+			v, err := s.set.Eval(env)
+			if err == nil {
+				var b []byte
+				if b, err = encode(s.meta.ValueType, v); err == nil {
+					e.Value = b
+				}
+			}
+			if err != nil {
+				yield(state.Entry{}, s.rowError(env, err))
+				return
+			}
+			if !yield(e, nil) {
+				return
+			}
+		}
+	}
+}
+
+// operatorEntries runs the operator's statements over one subtask's
+// operator state.
+func (p *Plan) operatorEntries(om *savepoint.OperatorMeta, subtask int, es []state.OperatorEntry, stmts []*stmt) ([]state.OperatorEntry, error) {
+	for _, s := range stmts {
+		if s.meta.Scope != state.ScopeOperator {
+			continue
+		}
+		out := es[:0:0]
+		for i := range es {
+			e := es[i]
+			if e.State != s.meta.StateName {
+				out = append(out, e)
+				continue
+			}
+			if s.kind == kindDrop {
+				s.count++
+				continue
+			}
+			env := &rowEnv{s: s, om: om, subtask: subtask, op: &e}
+			ok, err := s.matches(env)
+			if err != nil {
+				return nil, s.rowError(env, err)
+			}
+			if !ok {
+				out = append(out, e)
+				continue
+			}
+			s.count++
+			if s.kind == kindDelete {
+				continue
+			}
+			v, err := s.set.Eval(env)
+			if err == nil {
+				e.Value, err = encode(s.meta.ValueType, v)
+			}
+			if err != nil {
+				return nil, s.rowError(env, err)
+			}
+			out = append(out, e)
+		}
+		es = renumber(out)
+	}
+	return es, nil
+}
+
+// renumber gives list elements consecutive positions again after deletes.
+func renumber(es []state.OperatorEntry) []state.OperatorEntry {
+	next := map[string]int{}
+	for i := range es {
+		if es[i].Kind == state.KindBroadcast {
+			continue
+		}
+		es[i].Position = next[es[i].State]
+		next[es[i].State]++
+	}
+	return es
+}

@@ -1,0 +1,319 @@
+package modify_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"streamdbg/fixtures"
+	"streamdbg/query"
+	"streamdbg/runtime"
+	"streamdbg/runtime/session"
+	"streamdbg/savepoint"
+	"streamdbg/savepoint/modify"
+)
+
+type order struct {
+	customer, product string
+	amount            int64
+}
+
+// orderLines makes n orders over 40 customers and 5 products.
+func orderLines(n int) ([]order, []byte) {
+	r := rand.New(rand.NewPCG(3, 5))
+	var b strings.Builder
+	out := make([]order, n)
+	for i := range out {
+		o := order{fmt.Sprintf("key_%d", r.IntN(40)), fmt.Sprintf("p%d", r.IntN(5)), int64(1 + r.IntN(50))}
+		out[i] = o
+		fmt.Fprintf(&b, `{"customer": %q, "product": %q, "amount": %d}`+"\n", o.customer, o.product, o.amount)
+	}
+	return out, []byte(b.String())
+}
+
+func ordersJob(t testing.TB, input []byte) *runtime.Job {
+	t.Helper()
+	in, err := fixtures.Parse("orders.jsonl", input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, err := fixtures.Build("orders", fixtures.Config{Input: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return job
+}
+
+func newSession(t testing.TB, job *runtime.Job, from string) *session.Session {
+	t.Helper()
+	opts := session.Options{}
+	if from != "" {
+		sp, err := savepoint.Open(vfs.Default, from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Restore = runtime.FromSavepoint(sp)
+	}
+	s, err := session.New(job, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// liveTotals reads sum.total of every customer from a session's live state.
+func liveTotals(t testing.TB, s *session.Session) map[string]int64 {
+	t.Helper()
+	rows, err := s.Query(context.Background(), `SELECT key, value FROM "sum"."total"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int64{}
+	for row, err := range rows.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[row[0].(string)] = row[1].(int64)
+	}
+	return out
+}
+
+func compile(t testing.TB, src, text string) *modify.Plan {
+	t.Helper()
+	sp, err := savepoint.Open(vfs.Default, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := modify.Compile(sp, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestUpdateOrdersTotalThenFinish: UPDATE one customer's total in a
+// savepoint taken half-way, restore it, finish the run: that customer's final
+// total is the reference minus the change, every other total the reference.
+func TestUpdateOrdersTotalThenFinish(t *testing.T) {
+	orders, input := orderLines(3000)
+	const half = 1500
+	dir := t.TempDir()
+	sp, sp2 := filepath.Join(dir, "half"), filepath.Join(dir, "modified")
+	s := newSession(t, ordersJob(t, input), "")
+	if _, err := s.Run(context.Background(), session.RunOptions{Steps: half}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Savepoint(vfs.Default, sp); err != nil {
+		t.Fatal(err)
+	}
+	// The reference, from the input alone.
+	ref := map[string]int64{}
+	for _, o := range orders {
+		ref[o.customer] += o.amount
+	}
+	target := orders[7].customer
+	p := compile(t, sp, fmt.Sprintf(`UPDATE "sum"."total" SET value = value - 17 WHERE key = '%s'`, target))
+	if err := p.Write(vfs.Default, sp2); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Statements(); len(got) != 1 || !strings.HasSuffix(got[0], ": 1 entries updated") {
+		t.Fatalf("report %q", got)
+	}
+	// savepoint check passes on the result.
+	mod, err := savepoint.Open(vfs.Default, sp2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := runtime.CheckJob(ordersJob(t, input), runtime.Options{}, runtime.FromSavepoint(mod))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Restorable(false) {
+		t.Fatalf("modified savepoint does not restore: %s", rep.String())
+	}
+	// Counts in StateMeta are those of what was written.
+	orig, _ := savepoint.Open(vfs.Default, sp)
+	for i, m := range mod.States() {
+		if o := orig.States()[i]; m.Entries != o.Entries || m.StateName != o.StateName {
+			t.Errorf("StateMeta %s: %d entries, source %d", m.QualifiedName(), m.Entries, o.Entries)
+		}
+	}
+
+	r := newSession(t, ordersJob(t, input), sp2)
+	if _, err := r.Run(context.Background(), session.RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got := liveTotals(t, r)
+	if len(got) != len(ref) {
+		t.Fatalf("%d customers, want %d", len(got), len(ref))
+	}
+	for c, want := range ref {
+		if c == target {
+			want -= 17
+		}
+		if got[c] != want {
+			t.Errorf("%s: final total %d, want %d", c, got[c], want)
+		}
+	}
+}
+
+func ordersSavepoint(t testing.TB, steps int64) string {
+	t.Helper()
+	_, input := orderLines(600)
+	dir := filepath.Join(t.TempDir(), "sp")
+	s := newSession(t, ordersJob(t, input), "")
+	if _, err := s.Run(context.Background(), session.RunOptions{Steps: steps}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Savepoint(vfs.Default, dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestCheckErrors(t *testing.T) {
+	sp, err := savepoint.Open(vfs.Default, ordersSavepoint(t, 200))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ text, want string }{
+		{`UPDATE "sum"."totl" SET value = 1`, `1:8: operator sum has no state "totl"; did you mean "total"?`},
+		{`UPDATE "summ"."total" SET value = 1`, `1:8: unknown operator "summ"; did you mean "sum"?`},
+		{`UPDATE "sum" SET value = 1`, `1:8: "sum" names an operator, not a state`},
+		{`UPDATE "sum"."total" SET value = 'x'`, `1:34: value of sum.total is int64, the expression is string; write an integer`},
+		{`UPDATE "sum"."total" SET value = 1.5`, `1:34: value of sum.total is int64, the expression is float64; write an integer`},
+		{`UPDATE "sum"."total" SET key = 'x'`, `1:26: column "key" cannot be set`},
+		{`UPDATE "sum"."total" SET value = vlaue + 1`, `1:34: unknown name "vlaue"; did you mean "value"?`},
+		{`UPDATE "sum"."total" SET value = 1 WHERE 1 + 1`, `1:42: WHERE is int64, want a condition`},
+		{"DELETE FROM \"sum\".\"total\" WHERE key = 'a';\nINSERT INTO \"sum\".\"total\" (key) VALUES ('a')", `2:1: INSERT into sum.total (reducing) needs column value`},
+		{`INSERT INTO "sum"."by_product" (key, value) VALUES ('a', 1)`, `needs column user_key`},
+		{`INSERT INTO "sum"."total" (key, value) VALUES (1, 1)`, `1:48: key of sum.total is string, the expression is int64; write a string`},
+		{`INSERT INTO "sum"."total" (key, value) VALUES ('a', 1), ('a', 2)`, `the same entry is inserted twice`},
+		{`INSERT INTO "Source: orders"."offsets" (key, value) VALUES ('a', 1)`, `operator state: INSERT writes keyed state only`},
+		{`DROP STATE "sum"."total"; UPDATE "sum"."total" SET value = 1`, `1:27: state sum.total was dropped by an earlier statement`},
+		{`UPDATE "sum"."total" SET value = 1 WHERE`, `unexpected end of input`},
+	} {
+		_, err := modify.Compile(sp, c.text)
+		var qe *query.Error
+		if !errors.As(err, &qe) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s:\n got %v\nwant %s", c.text, err, c.want)
+		}
+	}
+}
+
+func readTotals(t testing.TB, dir string, table string) map[string]any {
+	t.Helper()
+	sp, err := savepoint.Open(vfs.Default, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := query.RunText(context.Background(), sp, fmt.Sprintf(`SELECT key, user_key, value FROM %s`, table))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]any{}
+	for row, err := range rows.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := fmt.Sprint(row[0])
+		if row[1] != nil {
+			k += "/" + fmt.Sprint(row[1])
+		}
+		out[k] = row[2]
+	}
+	return out
+}
+
+// TestTransaction: several statements run in order, as one transaction.
+func TestTransaction(t *testing.T) {
+	src := ordersSavepoint(t, 300)
+	before := readTotals(t, src, `"sum"."total"`)
+	var victim, other string
+	for k := range before {
+		switch {
+		case victim == "":
+			victim = k
+		case other == "" && k != victim:
+			other = k
+		}
+	}
+	dst := filepath.Join(t.TempDir(), "out")
+	p := compile(t, src, fmt.Sprintf(`
+INSERT INTO "sum"."total" (key, value) VALUES ('new_customer', 40);
+UPDATE "sum"."total" SET value = value * 2 WHERE key IN ('new_customer', '%s');
+DELETE FROM "sum"."total" WHERE key = '%s';
+INSERT INTO "sum"."by_product" (key, user_key, value) VALUES ('new_customer', 'p9', 40);
+DROP STATE "Source: orders"."offsets";
+`, other, victim))
+	if err := p.Write(vfs.Default, dst); err != nil {
+		t.Fatal(err)
+	}
+	after := readTotals(t, dst, `"sum"."total"`)
+	if after["new_customer"] != int64(80) {
+		t.Errorf("inserted then doubled: %v", after["new_customer"])
+	}
+	if after[other] != before[other].(int64)*2 {
+		t.Errorf("%s: %v, want %v", other, after[other], before[other].(int64)*2)
+	}
+	if _, ok := after[victim]; ok {
+		t.Errorf("%s not deleted", victim)
+	}
+	if len(after) != len(before) {
+		t.Errorf("%d totals, want %d", len(after), len(before))
+	}
+	bp := readTotals(t, dst, `"sum"."by_product"`)
+	if bp["new_customer/p9"] != int64(40) {
+		t.Errorf("by_product insert: %v", bp["new_customer/p9"])
+	}
+	sp, _ := savepoint.Open(vfs.Default, dst)
+	for _, m := range sp.States() {
+		if m.StateName == "offsets" {
+			t.Errorf("dropped state still listed: %+v", m)
+		}
+		if m.StateName == "total" && m.Entries != int64(len(after)) {
+			t.Errorf("total: StateMeta says %d entries, %d written", m.Entries, len(after))
+		}
+	}
+	want := []string{"1 entries inserted", "2 entries updated", "1 entries deleted", "1 entries inserted", "4 entries dropped"}
+	for i, s := range p.Statements() {
+		if !strings.HasSuffix(s, want[i]) {
+			t.Errorf("statement %d: %q, want %q", i, s, want[i])
+		}
+	}
+}
+
+// TestFailingRowWritesNothing: a row the statement cannot write stops the
+// transaction; the target does not exist afterwards.
+func TestFailingRowWritesNothing(t *testing.T) {
+	src := ordersSavepoint(t, 300)
+	for _, text := range []string{
+		`UPDATE "sum"."total" SET value = key`, // a string into int64, found row by row
+		`INSERT INTO "sum"."total" (key, value) VALUES ('key_1', 1)`,
+	} {
+		dst := filepath.Join(t.TempDir(), "out")
+		err := compile(t, src, text).Write(vfs.Default, dst)
+		if err == nil || !strings.Contains(err.Error(), "key \"key_") {
+			t.Fatalf("%s: %v", text, err)
+		}
+		if _, serr := os.Stat(dst); !os.IsNotExist(serr) {
+			t.Fatalf("%s: target left behind (%v)", text, serr)
+		}
+	}
+}
+
+func TestNeverInPlace(t *testing.T) {
+	src := ordersSavepoint(t, 100)
+	err := compile(t, src, `DELETE FROM "sum"."total"`).Write(vfs.Default, src+"/")
+	if !errors.Is(err, modify.ErrInPlace) {
+		t.Fatalf("in place: %v", err)
+	}
+}
