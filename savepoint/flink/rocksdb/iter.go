@@ -1,0 +1,270 @@
+package rocksdb
+
+import (
+	"bytes"
+	"encoding/binary"
+)
+
+// Value types of an internal key's trailer (db/dbformat.h).
+const (
+	typeDeletion              = 0x0
+	typeValue                 = 0x1
+	typeMerge                 = 0x2
+	typeSingleDeletion        = 0x7
+	typeRangeDeletion         = 0xF
+	typeBlobIndex             = 0x11
+	typeDeletionWithTimestamp = 0x14
+	typeWideColumnEntity      = 0x16
+	typeValuePreferredSeqno   = 0x18
+)
+
+// An internal key is the user key followed by 8 little-endian bytes:
+// sequence number << 8 | value type.
+func userKey(ik []byte) []byte { return ik[:len(ik)-8] }
+
+func trailer(ik []byte) uint64 { return le64(ik[len(ik)-8:]) }
+
+func identity(k []byte) []byte { return k }
+
+// internalIter is what the merging iterator merges: one table (an L0 file)
+// or one level of non-overlapping tables.
+type internalIter interface {
+	seekGE(ukey []byte) bool
+	first() bool
+	next() bool
+	valid() bool
+	key() []byte // internal key, with the table's global sequence number applied
+	value() []byte
+	error() error
+}
+
+// tableIter iterates the entries of one table: a two-level iteration over
+// the index (or, partitioned, over the top-level index and its partitions)
+// and the data blocks.
+type tableIter struct {
+	t     *Table
+	upper []byte // exclusive user-key bound: blocks past it are not read
+	trace func(BlockRef)
+
+	top     blockIter // the table's index, or the top level of a partitioned one
+	part    blockIter // the current partition
+	partRaw []byte
+	partDec []byte
+	data    blockIter
+	dataDec []byte
+	ra      readahead
+	keyBuf  []byte // key with the global sequence number applied
+	err     error
+	ok      bool
+}
+
+func newTableIter(t *Table, upper []byte, trace func(BlockRef)) *tableIter {
+	it := &tableIter{t: t, upper: upper, trace: trace}
+	it.top.index, it.top.deltaValue, it.top.firstKey = true, t.deltaValues, t.firstKey
+	it.part.index, it.part.deltaValue, it.part.firstKey = true, t.deltaValues, t.firstKey
+	return it
+}
+
+func (it *tableIter) indexKey(k []byte) []byte {
+	if it.t.userKeyIndex {
+		return k
+	}
+	if len(k) < 8 {
+		return k
+	}
+	return k[:len(k)-8]
+}
+
+// idx is the iterator over data block handles.
+func (it *tableIter) idx() *blockIter {
+	if it.t.partitioned {
+		return &it.part
+	}
+	return &it.top
+}
+
+func (it *tableIter) setErr(err error) bool {
+	if it.err == nil {
+		it.err = err
+	}
+	it.ok = false
+	return false
+}
+
+func (it *tableIter) loadPartition() bool {
+	h := it.top.handle
+	if it.trace != nil {
+		it.trace(BlockRef{File: it.t.name, Kind: "index partition", Offset: h.offset, Size: h.size})
+	}
+	b, err := it.t.readBlock(h, "index partition", &it.partRaw, &it.partDec, nil)
+	if err != nil {
+		return it.setErr(err)
+	}
+	it.part.init(b)
+	return true
+}
+
+func (it *tableIter) loadData() bool {
+	h := it.idx().handle
+	if it.trace != nil {
+		it.trace(BlockRef{File: it.t.name, Kind: "data", Offset: h.offset, Size: h.size})
+	}
+	b, err := it.t.readBlock(h, "data", nil, &it.dataDec, &it.ra)
+	if err != nil {
+		return it.setErr(err)
+	}
+	it.data.init(b)
+	return true
+}
+
+// pastUpper reports whether every block after the current index entry lies
+// at or past the upper bound: the entry's key is >= every key of its block
+// and < every key of the next.
+func (it *tableIter) pastUpper(ix *blockIter) bool {
+	return it.upper != nil && bytes.Compare(it.indexKey(ix.key), it.upper) >= 0
+}
+
+// nextIndex moves to the next data block handle, across partitions.
+func (it *tableIter) nextIndex() bool {
+	ix := it.idx()
+	if ix.next() {
+		return true
+	}
+	if ix.err != nil {
+		return it.setErr(ix.err)
+	}
+	if !it.t.partitioned {
+		return false
+	}
+	for {
+		if it.pastUpper(&it.top) {
+			return false
+		}
+		if !it.top.next() {
+			if it.top.err != nil {
+				return it.setErr(it.top.err)
+			}
+			return false
+		}
+		if !it.loadPartition() {
+			return false
+		}
+		if it.part.first() {
+			return true
+		}
+		if it.part.err != nil {
+			return it.setErr(it.part.err)
+		}
+	}
+}
+
+// settle moves forward from the current data position to the first valid
+// entry, loading further blocks as needed.
+func (it *tableIter) settle() bool {
+	for !it.data.valid() {
+		if it.data.err != nil {
+			return it.setErr(it.data.err)
+		}
+		if it.pastUpper(it.idx()) || !it.nextIndex() {
+			it.ok = false
+			return false
+		}
+		if !it.loadData() {
+			return false
+		}
+		it.data.first()
+	}
+	if len(it.data.key) < 8 {
+		return it.setErr(corruptf(it.t.name, it.data.b.off+int64(it.data.cur), "internal key of %d bytes", len(it.data.key)))
+	}
+	it.ok = true
+	return true
+}
+
+func (it *tableIter) first() bool {
+	it.err, it.ok = nil, false
+	it.data.init(block{})
+	it.ra = readahead{buf: it.ra.buf[:0]}
+	if !it.top.initFrom(it.t.index) || !it.top.first() {
+		return it.setErr(it.top.err)
+	}
+	if it.t.partitioned {
+		if !it.loadPartition() {
+			return false
+		}
+		if !it.part.first() {
+			if it.part.err != nil {
+				return it.setErr(it.part.err)
+			}
+			if !it.nextIndex() {
+				return false
+			}
+		}
+	}
+	if !it.loadData() {
+		return false
+	}
+	it.data.first()
+	return it.settle()
+}
+
+func (it *tableIter) seekGE(ukey []byte) bool {
+	it.err, it.ok = nil, false
+	it.data.init(block{})
+	it.ra = readahead{buf: it.ra.buf[:0]}
+	it.top.initFrom(it.t.index)
+	if !it.top.seekGE(ukey, it.indexKey) {
+		return it.setErr(it.top.err)
+	}
+	if it.t.partitioned {
+		for {
+			if !it.loadPartition() {
+				return false
+			}
+			if it.part.seekGE(ukey, it.indexKey) {
+				break
+			}
+			if it.part.err != nil {
+				return it.setErr(it.part.err)
+			}
+			if !it.top.next() {
+				return it.setErr(it.top.err)
+			}
+		}
+	}
+	if !it.loadData() {
+		return false
+	}
+	it.data.seekGE(ukey, userKey)
+	return it.settle()
+}
+
+func (it *tableIter) next() bool {
+	if !it.ok {
+		return false
+	}
+	it.data.next()
+	return it.settle()
+}
+
+func (it *tableIter) valid() bool { return it.ok }
+
+func (it *tableIter) key() []byte {
+	k := it.data.key
+	if !it.t.hasGlobalSeq {
+		return k
+	}
+	it.keyBuf = append(it.keyBuf[:0], k...)
+	tr := trailer(k)&0xff | it.t.globalSeq<<8
+	binary.LittleEndian.PutUint64(it.keyBuf[len(it.keyBuf)-8:], tr)
+	return it.keyBuf
+}
+
+func (it *tableIter) value() []byte { return it.data.val }
+func (it *tableIter) error() error  { return it.err }
+
+// initFrom starts an iterator over b; false (with no error) when b is empty.
+func (it *blockIter) initFrom(b block) bool {
+	it.init(b)
+	return true
+}
