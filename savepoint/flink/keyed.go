@@ -74,7 +74,7 @@ func (sp *Savepoint) Keyed(scan state.KeyedScan) iter.Seq2[state.KeyedRow, error
 				continue
 			}
 			keep := keyMatcher(scan.Keys)
-			for e, err := range sp.entriesOf(f, scan.KeyGroups, want, keep) {
+			for e, err := range sp.keyedEntries(f, scan, want, keep) {
 				if err != nil {
 					if !yield(state.KeyedRow{}, err) {
 						return
@@ -169,6 +169,9 @@ func (sp *Savepoint) entries(f keyedFile, kgs []int, want func(*stateMeta) bool)
 // entriesOf is entries with an optional key filter: pairs of other keys are
 // skipped before their values are decoded.
 func (sp *Savepoint) entriesOf(f keyedFile, kgs []int, want func(*stateMeta) bool, keep func(any) bool) iter.Seq2[entry, error] {
+	if f.handle.native != nil {
+		return sp.nativeEntries(f, kgs, want, keep, nil)
+	}
 	return func(yield func(entry, error) bool) {
 		h := f.handle
 		sec, c, err := h.stream.open()

@@ -86,6 +86,9 @@ type keyGroupsHandle struct {
 	first   int
 	offsets []int64 // offsets[i] is the offset of key group first+i
 	stream  *streamHandle
+	// native is set for RocksDB native state (types 5 and 11): stream is
+	// then its meta-data handle (see native.go).
+	native *nativeHandle
 }
 
 // opStateInfo is one named state of an operator state handle.
@@ -308,26 +311,7 @@ func parseKeyedHandle(d *decoder, op *operatorMeta, depth int) *keyGroupsHandle 
 		}
 		return h
 	case handleIncremental, handleIncrementalV2:
-		d.i64() // checkpoint id
-		d.utf() // backend id
-		d.i32()
-		d.i32()
-		if t == handleIncrementalV2 {
-			d.i64() // checkpointed size
-		}
-		parseStreamHandle(d, 0)
-		for range 2 { // shared and private files
-			n := d.count("incremental file", 3)
-			for range n {
-				d.utf()
-				parseStreamHandle(d, 0)
-			}
-		}
-		if t == handleIncrementalV2 {
-			d.utf()
-		}
-		op.addUnsupported("keyed state: native RocksDB format (incremental SST files) not supported")
-		return nil
+		return parseIncrementalHandle(d, t)
 	case handleChangelog, handleChangelogV2:
 		d.i32()
 		d.i32()

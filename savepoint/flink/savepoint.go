@@ -161,10 +161,14 @@ func (sp *Savepoint) keyedHeaderOf(op *operatorMeta, h *keyGroupsHandle) *keyedH
 		return kh
 	}
 	kh = sp.readKeyedHeader(h)
+	notes := sp.nativeNotes(h, kh)
 	sp.mu.Lock()
 	sp.keyed[h] = kh
 	if kh.err != nil {
 		op.addUnsupported(fmt.Sprintf("keyed state file %s unreadable: %v", h.stream, kh.err))
+	}
+	for _, n := range notes {
+		op.addUnsupported(n)
 	}
 	sp.mu.Unlock()
 	return kh

@@ -1,0 +1,533 @@
+package flink
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"iter"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf16"
+
+	"streamdbg/savepoint/flink/rocksdb"
+	"streamdbg/state"
+)
+
+// This file reads the keyed state of RocksDB native savepoints and
+// incremental checkpoints (IncrementalRemoteKeyedStateHandle, handle types
+// 5 and 11): the serialization proxy in the meta-data handle lists the
+// states and their serializers, the shared and private files are a RocksDB
+// instance (CURRENT, MANIFEST, SSTs) with one column family per state.
+// Keys are laid out as in RocksDBKeySerializationUtils and
+// SerializedCompositeKeyBuilder: key-group prefix (1 byte when max
+// parallelism <= 128, else 2), key, namespace, user key for map state;
+// values as the heap formats' serializers write them, so decodePair decodes
+// both.
+
+// nativeHandle is an IncrementalRemoteKeyedStateHandle.
+type nativeHandle struct {
+	checkpointID int64
+	backendID    string
+	first, count int // key-group range
+	shared       []namedStream
+	private      []namedStream
+
+	once sync.Once
+	db   *rocksdb.DB
+	err  error
+}
+
+type namedStream struct {
+	local string // the file's name in the RocksDB directory (000012.sst)
+	h     *streamHandle
+}
+
+// parseIncrementalHandle reads an IncrementalRemoteKeyedStateHandle (type
+// 5, or 11 with its checkpointed size and state handle id). The returned
+// key-groups handle points at the meta-data file, which holds the same
+// serialization proxy as a keyed state file's header.
+func parseIncrementalHandle(d *decoder, t byte) *keyGroupsHandle {
+	nh := &nativeHandle{checkpointID: d.i64(), backendID: d.utf()}
+	nh.first, nh.count = int(d.i32()), int(d.i32())
+	if d.err == nil && (nh.first < 0 || nh.count < 0 || int64(nh.first)+int64(nh.count) > 1<<15) {
+		d.fail("incremental handle: key groups %d+%d out of range", nh.first, nh.count)
+	}
+	if t == handleIncrementalV2 {
+		d.i64() // checkpointed size
+	}
+	meta := parseStreamHandle(d, 0)
+	for _, list := range []*[]namedStream{&nh.shared, &nh.private} {
+		n := d.count("incremental state file", 3)
+		for range n {
+			ns := namedStream{local: d.utf(), h: parseStreamHandle(d, 0)}
+			if d.err != nil {
+				return nil
+			}
+			*list = append(*list, ns)
+		}
+	}
+	if t == handleIncrementalV2 {
+		d.utf() // state handle id
+	}
+	if d.err != nil {
+		return nil
+	}
+	if meta == nil {
+		d.fail("incremental handle without its meta-data state handle")
+		return nil
+	}
+	return &keyGroupsHandle{kind: t, first: nh.first, stream: meta, native: nh}
+}
+
+// open opens (once) the RocksDB instance of the handle.
+func (nh *nativeHandle) open(dir string) (*rocksdb.DB, error) {
+	nh.once.Do(func() {
+		src := &handleSource{dir: dir, files: map[string]*streamHandle{}}
+		for _, ns := range slices.Concat(nh.private, nh.shared) {
+			src.files[path.Base(filepath.ToSlash(ns.local))] = ns.h
+		}
+		src.origins = originDirs(nh)
+		nh.db, nh.err = rocksdb.Open(src, rocksdb.Options{Merge: rocksdb.StringAppend{Delimiter: ','}})
+		if nh.err != nil {
+			nh.err = fmt.Errorf("flink: RocksDB state of backend %s (checkpoint %d): %w", nh.backendID, nh.checkpointID, nh.err)
+		}
+	})
+	return nh.db, nh.err
+}
+
+// originDirs are the directories the handle's absolute paths were written
+// under, as Flink saw them: the checkpoint directory (private files) and its
+// parent (shared/ and taskowned/ live there).
+func originDirs(nh *nativeHandle) []string {
+	var out []string
+	for _, ns := range nh.private {
+		if ns.h != nil && ns.h.kind == handleFile {
+			if p := stripScheme(ns.h.name); p != "" {
+				out = append(out, path.Dir(path.Dir(p)))
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func stripScheme(p string) string {
+	if i := strings.Index(p, "://"); i >= 0 {
+		p = p[i+3:]
+		if j := strings.IndexByte(p, '/'); j >= 0 {
+			return p[j:]
+		}
+		return ""
+	}
+	return strings.TrimPrefix(p, "file:")
+}
+
+// handleSource serves a RocksDB instance's files from the handle's streams.
+type handleSource struct {
+	dir     string
+	files   map[string]*streamHandle
+	origins []string
+}
+
+func (s *handleSource) Open(name string) (rocksdb.File, error) {
+	h, ok := s.files[name]
+	if !ok {
+		return nil, fmt.Errorf("flink: %s is not in the checkpoint's list of RocksDB files: %w", name, fs.ErrNotExist)
+	}
+	if h == nil {
+		return nil, fmt.Errorf("flink: %s has a null state handle: %w", name, fs.ErrNotExist)
+	}
+	if h.kind == handleByteStream {
+		return &rocksdb.BytesFile{FileName: name + " (inline in _metadata)", Data: h.inline}, nil
+	}
+	p, err := resolveShared(s.dir, s.origins, h)
+	if err != nil {
+		return nil, fmt.Errorf("flink: %s: %w", name, err)
+	}
+	rel, _ := filepath.Rel(filepath.Dir(s.dir), p)
+	return rocksdb.OpenFile(p, name+" ("+filepath.ToSlash(rel)+")")
+}
+
+// errEscapes marks a state file path that leaves the directories a
+// checkpoint may use.
+var errEscapes = errors.New("leaves the checkpoint's directory")
+
+// resolveShared finds the file of a stream handle of an incremental
+// checkpoint. Relative handles resolve inside dir. An absolute path is never
+// opened as such: the file is looked up inside dir by its base name (a
+// savepoint, or the private files of chk-N), then inside dir's parent, the
+// root of a retained checkpoint's shared/ and taskowned/ files: by the path
+// relative to the directory Flink wrote the checkpoint under, else by its
+// last two or three components (shared/<file>, shared/<subdir>/<file>). A
+// path with ".." components is refused: it could name a file outside that
+// root.
+func resolveShared(dir string, origins []string, h *streamHandle) (string, error) {
+	switch h.kind {
+	case handleRelativeFile:
+		rel := filepath.FromSlash(h.name)
+		if !filepath.IsLocal(rel) {
+			return "", fmt.Errorf("relative state file %q %w", h.name, errEscapes)
+		}
+		return filepath.Join(dir, rel), nil
+	case handleFile:
+	default:
+		return "", fmt.Errorf("stream handle type %d for a RocksDB file: %w", h.kind, ErrUnsupported)
+	}
+	p := stripScheme(h.name)
+	for _, c := range strings.Split(p, "/") {
+		if c == ".." {
+			return "", fmt.Errorf("state file %q %w", h.name, errEscapes)
+		}
+	}
+	base := path.Base(p)
+	if base == "" || base == "." || base == "/" || !filepath.IsLocal(base) {
+		return "", fmt.Errorf("state file path %q has no file name", h.name)
+	}
+	var tried []string
+	try := func(rel string) (string, bool) {
+		rel = filepath.FromSlash(rel)
+		if rel == "" || !filepath.IsLocal(rel) {
+			return "", false
+		}
+		cand := filepath.Join(filepath.Dir(dir), rel)
+		tried = append(tried, cand)
+		if st, err := os.Stat(cand); err == nil && st.Mode().IsRegular() {
+			return cand, true
+		}
+		return "", false
+	}
+	if cand := filepath.Join(dir, base); exists(cand) {
+		return cand, nil
+	}
+	tried = append(tried, filepath.Join(dir, base))
+	for _, o := range origins {
+		if rel, ok := strings.CutPrefix(p, strings.TrimSuffix(o, "/")+"/"); ok {
+			if c, ok := try(rel); ok {
+				return c, nil
+			}
+		}
+	}
+	parts := strings.Split(strings.Trim(p, "/"), "/")
+	for k := 2; k <= min(3, len(parts)); k++ {
+		if c, ok := try(strings.Join(parts[len(parts)-k:], "/")); ok {
+			return c, nil
+		}
+	}
+	return "", fmt.Errorf("state file %s not found (looked for %s): %w", h.name, strings.Join(tried, ", "), fs.ErrNotExist)
+}
+
+func exists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// keyGroupPrefix is the big-endian key-group prefix of a composite key.
+func keyGroupPrefix(kg, size int) []byte {
+	if size == 1 {
+		return []byte{byte(kg)}
+	}
+	return []byte{byte(kg >> 8), byte(kg)}
+}
+
+func prefixSize(maxParallelism int) int {
+	if maxParallelism > 128 {
+		return 2
+	}
+	return 1
+}
+
+// successor is the smallest key greater than every key with prefix p (nil:
+// none).
+func successor(p []byte) []byte {
+	s := bytes.Clone(p)
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] != 0xff {
+			s[i]++
+			return s[:i+1]
+		}
+	}
+	return nil
+}
+
+// keyRange is one range of composite keys to read, in one key group.
+type keyRange struct {
+	kg           int
+	lower, upper []byte
+}
+
+// nativeRanges are the ranges a scan reads: the key-group prefixes of the
+// wanted key groups, or, when every key literal can be serialized, the
+// prefix key group + serialized key of each.
+func (sp *Savepoint) nativeRanges(f keyedFile, kgs []int, keys []any) []keyRange {
+	nh := f.handle.native
+	ps := prefixSize(f.op.maxParallelism)
+	var out []keyRange
+	if keys != nil && f.header.key != nil {
+		ok := true
+		for _, k := range keys {
+			kb, ok1 := encodeKey(f.header.key, k)
+			h, ok2 := javaHashCode(f.header.key, k)
+			if !ok1 || !ok2 {
+				ok = false
+				break
+			}
+			kg := state.KeyGroupForHash(h, f.op.maxParallelism)
+			if kg < nh.first || kg >= nh.first+nh.count || kgs != nil && !slices.Contains(kgs, kg) {
+				continue
+			}
+			lo := append(keyGroupPrefix(kg, ps), kb...)
+			out = append(out, keyRange{kg: kg, lower: lo, upper: successor(lo)})
+		}
+		if ok {
+			slices.SortFunc(out, func(a, b keyRange) int {
+				return cmp.Or(cmp.Compare(a.kg, b.kg), bytes.Compare(a.lower, b.lower))
+			})
+			return slices.CompactFunc(out, func(a, b keyRange) bool { return bytes.Equal(a.lower, b.lower) })
+		}
+		out = out[:0]
+	}
+	for kg := nh.first; kg < nh.first+nh.count; kg++ {
+		if kgs != nil && !slices.Contains(kgs, kg) {
+			continue
+		}
+		lo := keyGroupPrefix(kg, ps)
+		out = append(out, keyRange{kg: kg, lower: lo, upper: successor(lo)})
+	}
+	return out
+}
+
+// nativeEntries streams the entries of the wanted states of one native
+// handle, key group by key group and, within one, state by state in the
+// order of the serialization proxy (the order of a canonical savepoint).
+func (sp *Savepoint) nativeEntries(f keyedFile, kgs []int, want func(*stateMeta) bool, keep func(any) bool, keys []any) iter.Seq2[entry, error] {
+	return func(yield func(entry, error) bool) {
+		nh := f.handle.native
+		db, err := nh.open(sp.dir)
+		if err != nil {
+			yield(entry{}, err)
+			return
+		}
+		type stateIter struct {
+			m  *stateMeta
+			r  *kgReader
+			it *rocksdb.Iter
+			cf string
+		}
+		var its []*stateIter
+		ps := prefixSize(f.op.maxParallelism)
+		lower, upper := keyGroupPrefix(nh.first, ps), successor(keyGroupPrefix(nh.first+nh.count-1, ps))
+		for _, m := range f.header.states {
+			if !want(m) {
+				continue
+			}
+			cf := db.ColumnFamily(m.name)
+			if cf == nil {
+				continue // registered, never written
+			}
+			it, err := db.NewIter(cf, rocksdb.IterOptions{Lower: lower, Upper: upper})
+			if err != nil {
+				yield(entry{}, fmt.Errorf("flink: %s state %q: %w", sp.opName(f.op), m.name, err))
+				return
+			}
+			r := &kgReader{
+				file:   fmt.Sprintf("RocksDB column family %q of %s subtask %d", m.name, sp.opName(f.op), f.subtask),
+				prefix: ps, header: f.header, want: want, keep: keep,
+				yield: func(entry, error) bool { return true },
+			}
+			its = append(its, &stateIter{m: m, r: r, it: it, cf: m.name})
+		}
+		for _, rg := range sp.nativeRanges(f, kgs, keys) {
+			for _, s := range its {
+				it := s.it
+				ok := it.Valid() && bytes.Compare(it.Key(), rg.lower) >= 0
+				if !ok {
+					ok = it.SeekGE(rg.lower)
+				}
+				for ; ok && (rg.upper == nil || bytes.Compare(it.Key(), rg.upper) < 0); ok = it.Next() {
+					s.r.kg = rg.kg
+					es, err := s.r.decodePair(0, s.m, it.Key(), it.Value())
+					if err != nil {
+						yield(entry{}, err)
+						return
+					}
+					for _, e := range es {
+						if !yield(e, nil) {
+							return
+						}
+					}
+				}
+				if err := it.Err(); err != nil {
+					yield(entry{}, fmt.Errorf("flink: %s state %q: %w", sp.opName(f.op), s.cf, err))
+					return
+				}
+			}
+		}
+	}
+}
+
+// nativeNotes lists what a native handle holds that cannot be shown: an
+// instance that does not open, a timer state without a column family (heap
+// timers, kept outside RocksDB).
+func (sp *Savepoint) nativeNotes(h *keyGroupsHandle, kh *keyedHeader) []string {
+	if h.native == nil || kh.err != nil {
+		return nil
+	}
+	db, err := h.native.open(sp.dir)
+	if err != nil {
+		return []string{fmt.Sprintf("keyed state (RocksDB) unreadable: %v", err)}
+	}
+	var out []string
+	for _, m := range kh.states {
+		if db.ColumnFamily(m.name) == nil && m.backendType == backendPriorityQueue {
+			out = append(out, fmt.Sprintf("timer state %q has no RocksDB column family (heap timers are not in the RocksDB files)", m.name))
+		}
+	}
+	return out
+}
+
+// keyedEntries is entriesOf for a Keyed scan: native state also seeks to
+// the serialized key literals.
+func (sp *Savepoint) keyedEntries(f keyedFile, scan state.KeyedScan, want func(*stateMeta) bool, keep func(any) bool) iter.Seq2[entry, error] {
+	if f.handle.native != nil {
+		return sp.nativeEntries(f, scan.KeyGroups, want, keep, scan.Keys)
+	}
+	return sp.entriesOf(f, scan.KeyGroups, want, keep)
+}
+
+// encodeKey serializes a key literal as Flink's serializer would, for the
+// serializers whose bytes are known exactly; ok=false otherwise.
+func encodeKey(s serializer, v any) ([]byte, bool) {
+	switch s {
+	case longSer:
+		x, ok := v.(int64)
+		return binary.BigEndian.AppendUint64(nil, uint64(x)), ok
+	case intSer:
+		x, ok := v.(int64)
+		return binary.BigEndian.AppendUint32(nil, uint32(int32(x))), ok && x == int64(int32(x))
+	case shortSer:
+		x, ok := v.(int64)
+		return binary.BigEndian.AppendUint16(nil, uint16(int16(x))), ok && x == int64(int16(x))
+	case byteSer:
+		x, ok := v.(int64)
+		return []byte{byte(int8(x))}, ok && x == int64(int8(x))
+	case boolSer:
+		x, ok := v.(bool)
+		if x {
+			return []byte{1}, ok
+		}
+		return []byte{0}, ok
+	case stringSer:
+		x, ok := v.(string)
+		if !ok {
+			return nil, false
+		}
+		units := utf16.Encode([]rune(x))
+		b := appendVarUint(nil, uint32(len(units)+1))
+		for _, u := range units {
+			b = appendVarUint(b, uint32(u))
+		}
+		return b, true
+	}
+	if t, ok := s.(*tupleSer); ok {
+		fields, ok := v.([]any)
+		if !ok {
+			if len(t.fields) != 1 {
+				return nil, false
+			}
+			fields = []any{v}
+		}
+		if len(fields) != len(t.fields) {
+			return nil, false
+		}
+		var out []byte
+		for i, f := range t.fields {
+			b, ok := encodeKey(f, fields[i])
+			if !ok {
+				return nil, false
+			}
+			out = append(out, b...)
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+func appendVarUint(b []byte, v uint32) []byte {
+	for v >= 0x80 {
+		b = append(b, byte(v)|0x80)
+		v >>= 7
+	}
+	return append(b, byte(v))
+}
+
+// ExplainKeyed says which files and blocks a keyed scan reads: for RocksDB
+// native state, the data blocks an index seek selects in each live SST of
+// each state's column family (index partitions included); for key-group
+// files, the sections. It reads indexes, no data.
+func (sp *Savepoint) ExplainKeyed(scan state.KeyedScan) []string {
+	var out []string
+	for _, f := range sp.keyedFiles(scan.OperatorID) {
+		if f.header.err != nil {
+			continue
+		}
+		name := sp.opName(f.op)
+		if f.handle.native == nil {
+			n := 0
+			for i, off := range f.handle.offsets {
+				if off > 0 && (scan.KeyGroups == nil || slices.Contains(scan.KeyGroups, f.handle.first+i)) {
+					n++
+				}
+			}
+			out = append(out, fmt.Sprintf("%s subtask %d: %s, %d key-group sections", name, f.subtask, f.handle.stream, n))
+			continue
+		}
+		db, err := f.handle.native.open(sp.dir)
+		if err != nil {
+			out = append(out, fmt.Sprintf("%s subtask %d: unreadable: %v", name, f.subtask, err))
+			continue
+		}
+		ranges := sp.nativeRanges(f, scan.KeyGroups, scan.Keys)
+		for _, m := range f.header.states {
+			if scan.StateName != "" && m.name != scan.StateName {
+				continue
+			}
+			cf := db.ColumnFamily(m.name)
+			if cf == nil {
+				continue
+			}
+			var refs []rocksdb.BlockRef
+			for _, rg := range ranges {
+				r, err := db.Plan(cf, rg.lower, rg.upper)
+				if err != nil {
+					out = append(out, fmt.Sprintf("%s subtask %d: %s: %v", name, f.subtask, m.name, err))
+					break
+				}
+				refs = append(refs, r...)
+			}
+			slices.SortFunc(refs, func(a, b rocksdb.BlockRef) int {
+				return cmp.Or(strings.Compare(a.File, b.File), cmp.Compare(a.Offset, b.Offset))
+			})
+			refs = slices.Compact(refs)
+			what := fmt.Sprintf("%d key groups", len(ranges))
+			if scan.Keys != nil && len(ranges) > 0 && len(ranges[0].lower) > prefixSize(f.op.maxParallelism) {
+				what = fmt.Sprintf("%d key prefixes", len(ranges))
+			}
+			var blocks []string
+			for _, r := range refs {
+				blocks = append(blocks, fmt.Sprintf("%s %s@%d+%d", r.File, r.Kind, r.Offset, r.Size))
+			}
+			if len(blocks) == 0 {
+				blocks = []string{"no blocks"}
+			}
+			out = append(out, fmt.Sprintf("%s subtask %d: %s (RocksDB, %s): %s", name, f.subtask, m.name, what, strings.Join(blocks, ", ")))
+		}
+	}
+	return out
+}
