@@ -232,7 +232,7 @@ func (r *kgReader) one(e entry) []entry {
 
 // read returns false when the consumer stopped or an error was yielded.
 func (r *kgReader) read(b []byte, kind byte) bool {
-	native := kind == handleKeyGroupsV2
+	native := kind == handleKeyGroupsV2 && !r.canonicalLayout(b)
 	if kind == handleKeyGroups && len(b) >= 4 {
 		// The older handle type is used by both layouts; the heap-native
 		// one starts with the key group id.

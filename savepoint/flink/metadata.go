@@ -201,11 +201,7 @@ func parseOperator(d *decoder, version int) *operatorMeta {
 		if version >= 3 {
 			// Channel state of unaligned checkpoints: this reader has
 			// no use for it, and savepoints never hold any.
-			for _, what := range []string{"input channel state", "result subpartition state"} {
-				if c := d.i32(); c != 0 && d.err == nil {
-					d.failErr(ErrUnsupported, "operator %s: %d %s handles (unaligned checkpoint) not supported", op.id, c, what)
-				}
-			}
+			skipChannelState(d, op)
 		}
 		op.subtasks = append(op.subtasks, st)
 	}

@@ -531,3 +531,48 @@ func (sp *Savepoint) ExplainKeyed(scan state.KeyedScan) []string {
 	}
 	return out
 }
+
+// canonicalLayout reports whether a key group of a type-12 handle is in
+// the canonical layout. Handle type 12 (KeyGroupsStateHandle with a state
+// handle id) holds heap snapshots (HeapSnapshotStrategy: the key-group id,
+// then per state a state id and an entry count) and RocksDB full snapshots
+// (FullSnapshotAsyncWriter, as RocksDBFullSnapshotResources feeds it: state
+// ids and (key, value) pairs, each key starting with the key-group prefix).
+// A compressed group is canonical when its Snappy stream starts at once;
+// an uncompressed one when it parses as canonical to its last byte: state
+// ids in range, lengths inside the group, every key in this key group, the
+// end-of-group mark last.
+func (r *kgReader) canonicalLayout(b []byte) bool {
+	if r.header.compressed {
+		return isSnappyFramed(b)
+	}
+	d := newDecoder(r.file, r.base, b)
+	n := len(r.header.states)
+	if int(d.u16()) >= n {
+		return false
+	}
+	for d.err == nil {
+		key := d.take(d.count("key byte", 1))
+		d.take(d.count("value byte", 0))
+		if d.err != nil || len(key) < r.prefix {
+			return false
+		}
+		kg := int(key[0] &^ 0x80)
+		if r.prefix == 2 {
+			kg = kg<<8 | int(key[1])
+		}
+		if kg != r.kg {
+			return false
+		}
+		if key[0]&0x80 != 0 {
+			id := d.u16()
+			if id == endOfKeyGroup {
+				return d.err == nil && d.remaining() == 0
+			}
+			if int(id) >= n {
+				return false
+			}
+		}
+	}
+	return false
+}
