@@ -24,7 +24,9 @@ var importRules = []struct {
 	{"state/statetest", []string{"state"}},
 	{"query", []string{"state"}},
 	{"savepoint", []string{"state"}},
-	{"savepoint/flink", []string{"state"}},
+	{"savepoint/flink", []string{"state", "savepoint/flink/rocksdb"}},
+	// The RocksDB reader knows files, blocks and keys, nothing of Flink.
+	{"savepoint/flink/rocksdb", nil},
 	// diff, modify and export read any catalog (ours, Flink's, live) and
 	// use the query language for filters and statements.
 	{"savepoint/diff", []string{"state", "savepoint", "savepoint/flink", "query"}},

@@ -10,13 +10,16 @@
 // Snappy-compressed key groups included; timers; the StateMeta of every
 // state from its serializer snapshots. Values of Flink's common serializers
 // are decoded into the shared dynamic values (see state.Hex); values of an
-// unknown serializer are shown as state.Hex, never guessed. Native RocksDB
-// (SST), changelog and unaligned-checkpoint state are listed on
-// OperatorInfo.Unsupported, not read.
+// unknown serializer are shown as state.Hex, never guessed. RocksDB native
+// savepoints and incremental checkpoints (SST files, read by the
+// rocksdb subpackage; native.go) and RocksDB full snapshots are read too.
+// Changelog state and the in-flight data of unaligned checkpoints are
+// listed on OperatorInfo.Unsupported, not read.
 //
 // It must never write anything, never follow a path out of the savepoint
-// directory, and never import a streamdbg package other than state (std
-// and github.com/golang/snappy only).
+// directory (for the shared files of an incremental checkpoint: out of the
+// checkpoint's parent directory), and never import a streamdbg package
+// other than state and its own rocksdb subpackage.
 //
 // Invariants:
 //   - Open reads `_metadata` only. State files are read when their states
