@@ -96,6 +96,18 @@ func (c *OperatorContext) EmitSide(tag string, v any) {
 	c.exec.emit(c, tag, Record{Value: v, Timestamp: c.rec.Timestamp, HasTimestamp: c.rec.HasTimestamp})
 }
 
+// EmitWatermark sends a watermark to the operator's outputs (operators that
+// generate watermarks, see WatermarkOwner). It is dropped while the
+// operator's outputs are idle, as Flink drops it.
+func (c *OperatorContext) EmitWatermark(wm int64) {
+	c.exec.forwardWatermark(c.st, c.inst, wm)
+}
+
+// EmitWatermarkStatus announces the operator's outputs idle or active again.
+func (c *OperatorContext) EmitWatermarkStatus(idle bool) {
+	c.exec.forwardStatus(c.st, c.inst, idle)
+}
+
 // emitRecord emits a whole record (sources).
 func (c *OperatorContext) emitRecord(r Record) {
 	c.rec = r

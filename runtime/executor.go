@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"os"
 	goruntime "runtime"
 	"slices"
@@ -30,6 +29,8 @@ type Executor struct {
 	// timers after the clock moved.
 	procPending []*subtask
 	procTime    int64
+	// idlePending lists source subtasks whose idle timeout passed.
+	idlePending []*subtask
 
 	position int64 // source events read
 	steps    int64 // steps taken
@@ -61,6 +62,10 @@ const (
 	wWatermark
 	wSourcePull
 	wProcTimers
+	// wStatus: a watermark status change (w.idle) reaching an operator.
+	wStatus
+	// wSourceIdle: a source found it had no record for its idle timeout.
+	wSourceIdle
 )
 
 // work is one element waiting for one operator of a subtask's chain.
@@ -72,21 +77,34 @@ type work struct {
 	// cont marks a watermark whose operator already saw it and is still
 	// firing timers.
 	cont bool
+	idle bool // wStatus
 	key  []byte
 	kg   int
 }
 
 // subtask is one parallel instance of a task.
 type subtask struct {
-	task      *Task
-	index     int
-	groups    state.KeyGroupRange
-	ops       []*opInstance
-	inbox     inbox
-	channelWM []int64
-	wm        int64
-	stack     []work
-	done      bool // a source subtask at the end of its input
+	task   *Task
+	index  int
+	groups state.KeyGroupRange
+	ops    []*opInstance
+	inbox  inbox
+	// valve combines the watermarks and statuses of the input channels;
+	// channels says where each comes from.
+	valve    *WatermarkValve
+	channels []channel
+	stack    []work
+	done     bool // a source subtask at the end of its input
+}
+
+// channel is one input channel of a subtask: one upstream subtask of one
+// input edge, with what it last sent (for views and why).
+type channel struct {
+	from *subtask
+	// lastTS is the timestamp of the last record with one (hasTS).
+	lastTS  int64
+	hasTS   bool
+	records int64
 }
 
 // opInstance is one operator in one subtask.
@@ -100,9 +118,13 @@ type opInstance struct {
 	opStore  *state.OperatorStore
 	outs     []route
 	wm       int64
-	event    state.TimerQueue
-	proc     state.TimerQueue
-	opened   bool
+	// idle is the watermark status the operator last announced on its
+	// outputs; watermarks are not forwarded while it is idle (Flink's
+	// ChainingOutput and RecordWriterOutput).
+	idle   bool
+	event  state.TimerQueue
+	proc   state.TimerQueue
+	opened bool
 	// adopted: keyed is the backend of the executor this one restarted,
 	// rolled back to the checkpoint (no restore from entries).
 	adopted bool
@@ -264,7 +286,7 @@ func (e *Executor) build(restore *restoring) error {
 	byTask := make([][]*subtask, len(e.plan.Tasks))
 	for ti, t := range e.plan.Tasks {
 		for i := 0; i < t.Parallelism; i++ {
-			st := &subtask{task: t, index: i, wm: MinWatermark,
+			st := &subtask{task: t, index: i,
 				groups: state.KeyGroupRangeFor(e.plan.MaxParallelism, t.Parallelism, i)}
 			for _, info := range t.Operators {
 				inst := &opInstance{info: info, wm: MinWatermark, opStore: state.NewOperatorStore(info.ID, info.Name)}
@@ -303,14 +325,12 @@ func (e *Executor) build(restore *restoring) error {
 	}
 	for _, sts := range byTask {
 		for _, st := range sts {
-			n := 0
 			for _, in := range st.task.nodes[0].inputs {
-				n += e.infoOf(in.from).Parallelism
+				for _, up := range byTask[e.infoOf(in.from).Task.Index] {
+					st.channels = append(st.channels, channel{from: up})
+				}
 			}
-			st.channelWM = make([]int64, n)
-			for i := range st.channelWM {
-				st.channelWM[i] = MinWatermark
-			}
+			st.valve = NewWatermarkValve(len(st.channels))
 		}
 	}
 	// Initialise state and open, as StreamTask.invoke: keyed backends only
@@ -329,9 +349,6 @@ func (e *Executor) build(restore *restoring) error {
 			}
 			inst.opened = true
 		}
-	}
-	if restore != nil {
-		return e.restoreWatermarks()
 	}
 	return nil
 }
@@ -409,7 +426,7 @@ func (e *Executor) Finished() bool { return e.finished && e.idle() }
 func (e *Executor) Failure() *Failure { return e.failure }
 
 func (e *Executor) idle() bool {
-	if e.active != nil && len(e.active.stack) > 0 || len(e.procPending) > 0 {
+	if e.active != nil && len(e.active.stack) > 0 || len(e.procPending) > 0 || len(e.idlePending) > 0 {
 		return false
 	}
 	for _, st := range e.subtasks {
@@ -504,6 +521,13 @@ func (e *Executor) pick() *subtask {
 		return e.active
 	}
 	e.active = nil
+	if len(e.idlePending) > 0 {
+		st := e.idlePending[0]
+		e.idlePending = e.idlePending[1:]
+		st.stack = append(st.stack, work{kind: wSourceIdle})
+		e.active = st
+		return st
+	}
 	for len(e.procPending) > 0 {
 		st := e.procPending[0]
 		e.procPending = e.procPending[1:]
@@ -520,19 +544,31 @@ func (e *Executor) pick() *subtask {
 	for _, st := range e.subtasks {
 		for st.inbox.len() > 0 {
 			el := st.inbox.pop()
-			if el.isWatermark {
-				st.channelWM[el.channel] = max(st.channelWM[el.channel], el.wm)
-				m := int64(math.MaxInt64)
-				for _, w := range st.channelWM {
-					m = min(m, w)
+			var out ValveOutput
+			switch el.kind {
+			case elWatermark:
+				out = st.valve.InputWatermark(el.channel, el.wm)
+			case elStatus:
+				out = st.valve.InputStatus(el.channel, el.idle)
+			default:
+				ch := &st.channels[el.channel]
+				ch.records++
+				if el.rec.HasTimestamp {
+					ch.lastTS, ch.hasTS = el.rec.Timestamp, true
 				}
-				if m <= st.wm {
-					continue // the subtask's watermark did not move
-				}
-				st.wm = m
-				st.stack = append(st.stack, work{kind: wWatermark, wm: m})
-			} else {
 				st.stack = append(st.stack, work{kind: wRecord, rec: el.rec, key: el.key, kg: el.kg})
+				e.active = st
+				return st
+			}
+			if !out.HasWatermark && !out.HasStatus {
+				continue // the subtask's watermark and status did not change
+			}
+			// The stack is last in, first out: the watermark goes first.
+			if out.HasStatus {
+				st.stack = append(st.stack, work{kind: wStatus, idle: out.Idle})
+			}
+			if out.HasWatermark {
+				st.stack = append(st.stack, work{kind: wWatermark, wm: out.Watermark})
 			}
 			e.active = st
 			return st
@@ -632,7 +668,24 @@ func (e *Executor) run(st *subtask, inst *opInstance, w work, info *StepInfo) er
 				return err
 			}
 		}
-		e.forwardWatermark(st, inst, inst.wm)
+		if !ownsWatermarks(inst.op) {
+			e.forwardWatermark(st, inst, inst.wm)
+		}
+		return nil
+	case wStatus:
+		info.Kind = "watermark status"
+		if so, ok := inst.op.(WatermarkStatusOperator); ok {
+			if err := so.ProcessWatermarkStatus(ctx, w.idle); err != nil {
+				return err
+			}
+		}
+		e.forwardStatus(st, inst, w.idle)
+		return nil
+	case wSourceIdle:
+		info.Kind = "source idle"
+		if src, ok := inst.src.(interface{ idleTimeout(*OperatorContext) }); ok {
+			src.idleTimeout(ctx)
+		}
 		return nil
 	case wProcTimers:
 		info.Kind = "timer"
@@ -721,6 +774,9 @@ func (e *Executor) emitWatermarkAfter(ctx *OperatorContext, wm int64) {
 }
 
 func (e *Executor) forwardWatermark(st *subtask, inst *opInstance, wm int64) {
+	if inst.idle {
+		return // an idle output forwards no watermarks
+	}
 	for i := range inst.outs {
 		rt := &inst.outs[i]
 		if rt.chained >= 0 {
@@ -733,6 +789,31 @@ func (e *Executor) forwardWatermark(st *subtask, inst *opInstance, wm int64) {
 		}
 		for _, t := range rt.targets {
 			t.inbox.pushWatermark(rt.channel, wm)
+		}
+	}
+}
+
+// forwardStatus announces a watermark status change on the operator's
+// outputs: chained operators get it as a step, network channels in order
+// with the records and watermarks before it.
+func (e *Executor) forwardStatus(st *subtask, inst *opInstance, idle bool) {
+	if inst.idle == idle {
+		return
+	}
+	inst.idle = idle
+	if e.trace != nil {
+		e.trace.status(st, inst, idle)
+	}
+	for i := range inst.outs {
+		rt := &inst.outs[i]
+		if rt.chained >= 0 {
+			if !slices.ContainsFunc(inst.outs[:i], func(o route) bool { return o.chained == rt.chained }) {
+				e.chained = append(e.chained, work{kind: wStatus, op: rt.chained, idle: idle})
+			}
+			continue
+		}
+		for _, t := range rt.targets {
+			t.inbox.pushStatus(rt.channel, idle)
 		}
 	}
 }
@@ -753,6 +834,11 @@ func (e *Executor) advanceProcessingTime(ms int64) {
 				e.procPending = append(e.procPending, st)
 				break
 			}
+		}
+	}
+	for _, st := range e.sources {
+		if !st.done && st.ops[0].src.idleDue(e.procTime) && !slices.Contains(e.idlePending, st) {
+			e.idlePending = append(e.idlePending, st)
 		}
 	}
 }
@@ -779,11 +865,8 @@ func (e *Executor) AdvanceWatermark(wm int64) error {
 	for _, st := range e.sources {
 		inst := st.ops[0]
 		if wm > inst.wm {
-			if adv, ok := inst.src.(interface{ setEmitted(int64) }); ok {
-				adv.setEmitted(wm)
-			}
 			e.active = st
-			inst.ctx.exec.emitWatermarkAfter(inst.ctx, wm)
+			inst.src.commandWatermark(inst.ctx, wm)
 			e.flushChained(st)
 			if err := e.drain(); err != nil {
 				return err
@@ -792,8 +875,6 @@ func (e *Executor) AdvanceWatermark(wm int64) error {
 	}
 	return nil
 }
-
-func (s *sourceOp[T]) setEmitted(wm int64) { s.emitted = max(s.emitted, wm) }
 
 // drain runs steps until nothing is in flight.
 func (e *Executor) drain() error {

@@ -1,7 +1,7 @@
 package runtime
 
-// inbox is a subtask's input queue: records and watermarks from all input
-// channels in arrival order. Encoded keys of hash-partitioned records live
+// inbox is a subtask's input queue: records, watermarks and watermark
+// statuses from all input channels in arrival order. Encoded keys of hash-partitioned records live
 // in one arena that is reset whenever the queue empties, so queueing a
 // keyed record allocates nothing in the steady state.
 type inbox struct {
@@ -11,13 +11,22 @@ type inbox struct {
 }
 
 type inElem struct {
-	channel     int
-	isWatermark bool
-	wm          int64
-	rec         Record
-	key         []byte
-	kg          int
+	channel int
+	kind    elemKind
+	wm      int64
+	idle    bool
+	rec     Record
+	key     []byte
+	kg      int
 }
+
+type elemKind uint8
+
+const (
+	elRecord elemKind = iota
+	elWatermark
+	elStatus
+)
 
 func (q *inbox) len() int { return len(q.els) - q.head }
 
@@ -45,7 +54,12 @@ func (q *inbox) pushRecord(channel int, r Record, key []byte, kg int) {
 
 func (q *inbox) pushWatermark(channel int, wm int64) {
 	q.reset()
-	q.els = append(q.els, inElem{channel: channel, isWatermark: true, wm: wm})
+	q.els = append(q.els, inElem{channel: channel, kind: elWatermark, wm: wm})
+}
+
+func (q *inbox) pushStatus(channel int, idle bool) {
+	q.reset()
+	q.els = append(q.els, inElem{channel: channel, kind: elStatus, idle: idle})
 }
 
 func (q *inbox) pop() inElem {

@@ -70,3 +70,25 @@ type StatefulOperator interface {
 	InitializeState(ctx *OperatorContext) error
 	SnapshotState(ctx *OperatorContext) error
 }
+
+// WatermarkStatusOperator is told when the watermark status of its input
+// changes (idle: every input channel is idle; active: one is active again),
+// before the change is announced downstream.
+type WatermarkStatusOperator interface {
+	Operator
+	ProcessWatermarkStatus(ctx *OperatorContext, idle bool) error
+}
+
+// WatermarkOwner is an Operator that generates its own watermarks (as
+// Flink's TimestampsAndWatermarksOperator): its event-time timers still
+// fire as its input's watermark advances, but that watermark is not
+// forwarded; the operator emits its own with OperatorContext.EmitWatermark.
+type WatermarkOwner interface {
+	Operator
+	OwnsWatermarks() bool
+}
+
+func ownsWatermarks(op Operator) bool {
+	o, ok := op.(WatermarkOwner)
+	return ok && o.OwnsWatermarks()
+}

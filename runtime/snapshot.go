@@ -149,28 +149,6 @@ func (r *restoring) restoreOperator(inst *opInstance, st *subtask) error {
 	return nil
 }
 
-// restoreWatermarks re-emits each source's restored watermark so that
-// downstream operators continue at the event time they had: the same
-// records are late after a restore as in an uninterrupted run.
-func (e *Executor) restoreWatermarks() error {
-	for _, st := range e.sources {
-		inst := st.ops[0]
-		if wm, ok := inst.src.(interface{ restoredWatermark() int64 }); ok {
-			if w := wm.restoredWatermark(); w > MinWatermark {
-				e.active = st
-				e.emitWatermarkAfter(inst.ctx, w)
-				e.flushChained(st)
-				if err := e.drain(); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
-}
-
-func (s *sourceOp[T]) restoredWatermark() int64 { return s.emitted }
-
 // Checkpoint is an in-memory snapshot of a running job, taken between two
 // source events. It restores at the same parallelism (back, failure
 // recovery) or at any other.
@@ -185,6 +163,75 @@ func (s *sourceOp[T]) restoredWatermark() int64 { return s.emitted }
 type Checkpoint struct {
 	info RestoreInfo
 	ops  []checkpointOp
+	// clock is the executor's event and processing time, for ResumeTime.
+	clock *clockState
+}
+
+// ResumeTime makes an executor restored from cp continue cp's event time
+// exactly: watermarks, channel statuses and watermark generators go on as
+// if nothing happened (what back needs to give the original pass byte for
+// byte). Without it a restored executor is Flink's restore: state comes
+// back, event time starts over at MinWatermark. The plan must be the one
+// cp was taken with.
+func (e *Executor) ResumeTime(cp *Checkpoint) error { return e.loadClock(cp.clock) }
+
+// clockState is what a running executor knows of time that is not operator
+// state: Flink restores none of it.
+type clockState struct {
+	subtasks []subtaskClock
+}
+
+type subtaskClock struct {
+	valve    valveState
+	channels []channel
+	ops      []opClock
+	source   sourceClock
+}
+
+type opClock struct {
+	wm   int64
+	idle bool
+}
+
+func (e *Executor) saveClock() *clockState {
+	c := &clockState{subtasks: make([]subtaskClock, len(e.subtasks))}
+	for i, st := range e.subtasks {
+		sc := subtaskClock{valve: st.valve.save(), channels: slices.Clone(st.channels)}
+		for _, inst := range st.ops {
+			sc.ops = append(sc.ops, opClock{wm: inst.wm, idle: inst.idle})
+		}
+		if src := st.ops[0].src; src != nil {
+			sc.source = src.saveClock()
+		}
+		c.subtasks[i] = sc
+	}
+	return c
+}
+
+// loadClock puts back what saveClock took; the plan must be the same.
+func (e *Executor) loadClock(c *clockState) error {
+	if c == nil || len(c.subtasks) != len(e.subtasks) {
+		return fmt.Errorf("runtime: cannot resume: the checkpoint was taken with another plan")
+	}
+	for i, st := range e.subtasks {
+		sc := c.subtasks[i]
+		if len(sc.ops) != len(st.ops) || len(sc.channels) != len(st.channels) {
+			return fmt.Errorf("runtime: cannot resume: the checkpoint was taken with another plan")
+		}
+		st.valve.load(sc.valve)
+		for j := range st.channels {
+			from := st.channels[j].from
+			st.channels[j] = sc.channels[j]
+			st.channels[j].from = from
+		}
+		for j, inst := range st.ops {
+			inst.wm, inst.idle = sc.ops[j].wm, sc.ops[j].idle
+		}
+		if src := st.ops[0].src; src != nil {
+			src.loadClock(sc.source)
+		}
+	}
+	return nil
 }
 
 type checkpointOp struct {
@@ -219,7 +266,8 @@ func (e *Executor) checkpoint(id int64, incremental bool) (*Checkpoint, error) {
 	if err := e.prepareSnapshot("checkpoint"); err != nil {
 		return nil, err
 	}
-	cp := &Checkpoint{info: RestoreInfo{Job: e.plan.Job, Fingerprint: e.plan.Fingerprint(), CheckpointID: id, Position: e.position, ProcessingTime: e.procTime}}
+	cp := &Checkpoint{info: RestoreInfo{Job: e.plan.Job, Fingerprint: e.plan.Fingerprint(), CheckpointID: id, Position: e.position, ProcessingTime: e.procTime},
+		clock: e.saveClock()}
 	for _, info := range e.plan.Operators {
 		op := checkpointOp{RestoredOperator: RestoredOperator{ID: info.ID, UID: info.UID, Name: info.Name, Parallelism: info.Parallelism,
 			MaxParallelism: e.plan.MaxParallelism, States: e.declaredStates(info)}}

@@ -18,12 +18,22 @@ const (
 	EventWatermark
 	// EventAdvanceProcessingTime moves the virtual processing clock.
 	EventAdvanceProcessingTime
+	// EventIdle marks the source subtask idle (a control record, or a
+	// source that knows it has nothing to send for now): downstream
+	// subtasks stop waiting for its watermark until its next record or
+	// watermark makes it active again.
+	EventIdle
 )
 
 // SourceEvent is one thing a source read: a record or a control record.
 type SourceEvent[T any] struct {
 	Kind  EventKind
 	Value T
+	// Timestamp is the record's event time when the source assigns it
+	// itself (HasTimestamp; Flink's collectWithTimestamp). A
+	// WatermarkStrategy's Timestamp function, when set, wins.
+	Timestamp    int64
+	HasTimestamp bool
 	// Watermark is the explicit watermark of an EventWatermark (epoch ms).
 	Watermark int64
 	// Advance is how far an EventAdvanceProcessingTime moves the clock.
@@ -48,10 +58,17 @@ func (w Where) String() string {
 // Source reads the input of one source subtask. A source that implements
 // RichFunction learns its subtask in Open; one that implements
 // CheckpointedFunction keeps its positions in operator state, so a restored
-// job resumes after the last record of the snapshot.
+// job resumes after the last record of the snapshot; one that implements
+// InputDescriber says what it reads in views and why.
 type Source[T any] interface {
 	// Next returns the next event, or ok=false at the end of the input.
 	Next() (ev SourceEvent[T], ok bool, err error)
+}
+
+// InputDescriber is a Source that says what its subtask reads
+// ("partitions 1, 5"), for views and why.
+type InputDescriber interface {
+	DescribeInput() string
 }
 
 // WatermarkStrategy says how a source assigns timestamps and generates
@@ -66,6 +83,11 @@ type WatermarkStrategy[T any] struct {
 	// Generate turns the generator on (Monotonous and BoundedOutOfOrderness
 	// set it).
 	Generate bool
+	// Idleness > 0 marks the source subtask idle once that much processing
+	// time passed without a record (Flink's withIdleness): downstream
+	// subtasks then stop waiting for its watermark. Its next record makes
+	// it active again.
+	Idleness time.Duration
 }
 
 // BoundedOutOfOrderness is Flink's WatermarkStrategy.forBoundedOutOfOrderness.
@@ -78,9 +100,19 @@ func Monotonous[T any](ts func(T) (int64, error)) WatermarkStrategy[T] {
 	return WatermarkStrategy[T]{Timestamp: ts, Generate: true}
 }
 
+// WithIdleness is Flink's WatermarkStrategy.withIdleness: the source
+// subtask goes idle after timeout of processing time without a record.
+func (w WatermarkStrategy[T]) WithIdleness(timeout time.Duration) WatermarkStrategy[T] {
+	w.Idleness = timeout
+	return w
+}
+
 // FromSource adds a source. newSource makes the source of one subtask.
 func FromSource[T any](j *Job, name string, newSource func() Source[T], wm WatermarkStrategy[T], opts ...Option) *Stream[T] {
 	n := j.addNode(name, opts, nil, nil, forward, KeySelector{}, "")
+	if wm.Idleness < 0 {
+		j.fail(fmt.Errorf("runtime: source %q: idleness %s must not be negative", name, wm.Idleness))
+	}
 	n.source = func() sourceRunner { return &sourceOp[T]{src: newSource(), wm: wm} }
 	return &Stream[T]{job: j, refs: []streamRef{{node: n}}}
 }
@@ -92,17 +124,52 @@ type sourceRunner interface {
 	Operator
 	// pull reads one event and emits what it causes; done at end of input.
 	pull(ctx *OperatorContext) (done bool, err error)
+	// idleDue reports whether the idle timeout passed at processing time now.
+	idleDue(now int64) bool
+	// idleTimeout marks the source idle if its timeout passed.
+	idleTimeout(ctx *OperatorContext)
+	// commandWatermark emits wm on the debugger's command.
+	commandWatermark(ctx *OperatorContext, wm int64)
+	view() SourceView
+	// saveClock and loadClock keep what resuming a checkpoint exactly
+	// (back) needs beyond operator state.
+	saveClock() sourceClock
+	loadClock(sourceClock)
 }
 
-// sourceOp runs a Source: assigns timestamps, generates watermarks, and
-// keeps the generator's progress in operator state so a restore continues
-// with the same watermarks.
+// boundedOutOfOrderness is Flink's BoundedOutOfOrdernessWatermarks: the
+// watermark trails the highest timestamp seen by the bound and 1 ms. Before
+// any record it is MinWatermark.
+type boundedOutOfOrderness struct {
+	bound, maxTS int64
+}
+
+func newBoundedOutOfOrderness(bound int64) boundedOutOfOrderness {
+	return boundedOutOfOrderness{bound: bound, maxTS: MinWatermark + bound + 1}
+}
+
+func (g *boundedOutOfOrderness) onEvent(ts int64) { g.maxTS = max(g.maxTS, ts) }
+
+func (g *boundedOutOfOrderness) watermark() int64 { return g.maxTS - g.bound - 1 }
+
+// sourceClock is a source's event-time progress: Flink does not checkpoint
+// it (a restored source starts a fresh generator), back keeps it.
+type sourceClock struct {
+	gen          boundedOutOfOrderness
+	emitted      int64
+	idle         bool
+	lastActivity int64
+	lastWhere    string
+	lastTS       int64
+	hasTS        bool
+}
+
+// sourceOp runs a Source: assigns timestamps, generates watermarks and
+// tracks its watermark status.
 type sourceOp[T any] struct {
-	src      Source[T]
-	wm       WatermarkStrategy[T]
-	maxTS    int64
-	emitted  int64 // last watermark emitted
-	genState *state.OperatorListState[int64]
+	src Source[T]
+	wm  WatermarkStrategy[T]
+	sourceClock
 }
 
 func (s *sourceOp[T]) Open(ctx *OperatorContext) error {
@@ -123,28 +190,13 @@ func (s *sourceOp[T]) Close() error {
 	return nil
 }
 
+// InitializeState starts the watermark generator afresh, also after a
+// restore: as in Flink, a restored source does not emit the watermark it
+// had; event time starts over at MinWatermark everywhere.
 func (s *sourceOp[T]) InitializeState(ctx *OperatorContext) error {
-	s.maxTS, s.emitted = MinWatermark, MinWatermark
-	if s.wm.Timestamp == nil && !s.wm.Generate {
-		// No event time: nothing to keep.
-		if c, ok := s.src.(CheckpointedFunction); ok {
-			return c.InitializeState(ctx)
-		}
-		return nil
-	}
-	var err error
-	// The generator's progress is union state: after a rescale every
-	// subtask restarts from the lowest watermark any subtask had.
-	s.genState, err = state.UnionList(ctx.Operator(), "watermark-generator", state.Int64)
-	if err != nil {
-		return err
-	}
-	if vs := s.genState.Get(); len(vs) >= 2 {
-		s.maxTS, s.emitted = vs[0], vs[1]
-		for i := 2; i+1 < len(vs); i += 2 {
-			s.maxTS, s.emitted = min(s.maxTS, vs[i]), min(s.emitted, vs[i+1])
-		}
-	}
+	s.gen = newBoundedOutOfOrderness(s.wm.OutOfOrderness.Milliseconds())
+	s.emitted = MinWatermark
+	s.lastActivity = ctx.ProcessingTime()
 	if c, ok := s.src.(CheckpointedFunction); ok {
 		return c.InitializeState(ctx)
 	}
@@ -152,13 +204,22 @@ func (s *sourceOp[T]) InitializeState(ctx *OperatorContext) error {
 }
 
 func (s *sourceOp[T]) SnapshotState(ctx *OperatorContext) error {
-	if s.genState != nil {
-		s.genState.Update([]int64{s.maxTS, s.emitted})
-	}
 	if c, ok := s.src.(CheckpointedFunction); ok {
 		return c.SnapshotState(ctx)
 	}
 	return nil
+}
+
+func (s *sourceOp[T]) saveClock() sourceClock  { return s.sourceClock }
+func (s *sourceOp[T]) loadClock(c sourceClock) { s.sourceClock = c }
+
+func (s *sourceOp[T]) view() SourceView {
+	v := SourceView{LastWhere: s.lastWhere, LastRecordTS: s.lastTS, HasRecordTS: s.hasTS, Watermark: s.emitted, Idle: s.idle,
+		IdleTimeout: s.wm.Idleness.Milliseconds()}
+	if d, ok := s.src.(InputDescriber); ok {
+		v.Reads = d.DescribeInput()
+	}
+	return v
 }
 
 func (s *sourceOp[T]) pull(ctx *OperatorContext) (bool, error) {
@@ -167,10 +228,13 @@ func (s *sourceOp[T]) pull(ctx *OperatorContext) (bool, error) {
 		return false, err
 	}
 	if !ok {
+		// The end of the input ends event time, idle or not.
+		s.setIdle(ctx, false)
 		s.advance(ctx, MaxWatermark)
 		return true, nil
 	}
 	ctx.where = ev.Where
+	s.lastWhere = ev.Where.String()
 	switch ev.Kind {
 	case EventWatermark:
 		if ev.Watermark <= s.emitted {
@@ -178,32 +242,63 @@ func (s *sourceOp[T]) pull(ctx *OperatorContext) (bool, error) {
 				"watermark", state.FormatMillis(ev.Watermark), "current", state.FormatMillis(s.emitted))
 			return false, nil
 		}
+		s.setIdle(ctx, false)
 		s.advance(ctx, ev.Watermark)
+	case EventIdle:
+		s.setIdle(ctx, true)
 	case EventAdvanceProcessingTime:
 		if ev.Advance < 0 {
 			return false, fmt.Errorf("%s: processing time cannot go back (%s)", ev.Where, ev.Advance)
 		}
 		ctx.exec.advanceProcessingTime(ev.Advance.Milliseconds())
 	default:
-		r := Record{Value: ev.Value}
+		r := Record{Value: ev.Value, Timestamp: ev.Timestamp, HasTimestamp: ev.HasTimestamp}
 		if s.wm.Timestamp != nil {
 			ts, err := s.wm.Timestamp(ev.Value)
 			if err != nil {
 				return false, fmt.Errorf("%s: %w", ev.Where, err)
 			}
 			r.Timestamp, r.HasTimestamp = ts, true
+		}
+		s.lastActivity = ctx.ProcessingTime()
+		if r.HasTimestamp {
+			s.lastTS, s.hasTS = r.Timestamp, true
 			if s.wm.Generate {
-				if ts > s.maxTS {
-					s.maxTS = ts
-				}
+				s.gen.onEvent(r.Timestamp)
 			}
 		}
+		// A record makes an idle source active again before it is sent.
+		s.setIdle(ctx, false)
 		ctx.emitRecord(r)
-		if s.wm.Generate && s.maxTS != MinWatermark {
-			s.advance(ctx, s.maxTS-s.wm.OutOfOrderness.Milliseconds()-1)
+		if s.wm.Generate {
+			s.advance(ctx, s.gen.watermark())
 		}
 	}
 	return false, nil
+}
+
+// setIdle announces a change of the source's watermark status downstream.
+func (s *sourceOp[T]) setIdle(ctx *OperatorContext, idle bool) {
+	if s.idle == idle {
+		return
+	}
+	s.idle = idle
+	ctx.exec.forwardStatus(ctx.st, ctx.inst, idle)
+}
+
+func (s *sourceOp[T]) idleDue(now int64) bool {
+	return s.wm.Idleness > 0 && !s.idle && now-s.lastActivity >= s.wm.Idleness.Milliseconds()
+}
+
+func (s *sourceOp[T]) idleTimeout(ctx *OperatorContext) {
+	if s.idleDue(ctx.ProcessingTime()) {
+		s.setIdle(ctx, true)
+	}
+}
+
+func (s *sourceOp[T]) commandWatermark(ctx *OperatorContext, wm int64) {
+	s.setIdle(ctx, false)
+	s.advance(ctx, wm)
 }
 
 // advance emits a watermark if it moves the source's event time forward.

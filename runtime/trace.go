@@ -25,9 +25,12 @@ const (
 	TraceProcessingTime
 	// TraceNote: an operator's own report (What, Attrs), e.g. "window fired".
 	TraceNote
+	// TraceWatermarkStatus: an operator announced its outputs idle (Idle)
+	// or active again.
+	TraceWatermarkStatus
 )
 
-var traceKindNames = [...]string{"step", "emitted", "output", "state", "timer set", "timer deleted", "timer fired", "watermark", "processing time", "note"}
+var traceKindNames = [...]string{"step", "emitted", "output", "state", "timer set", "timer deleted", "timer fired", "watermark", "processing time", "note", "watermark status"}
 
 func (k TraceKind) String() string { return traceKindNames[k] }
 
@@ -58,6 +61,7 @@ type TraceEvent struct {
 	Timestamp int64 // timers
 
 	From, To int64 // watermarks, processing time
+	Idle     bool  // watermark status
 
 	What  string // notes
 	Attrs []any
@@ -120,6 +124,10 @@ func (t *Trace) timer(kind TraceKind, ctx *OperatorContext, d TimeDomain, tm sta
 
 func (t *Trace) watermark(st *subtask, inst *opInstance, from, to int64) {
 	t.add(TraceEvent{Kind: TraceWatermark, Task: st.task.Name, Subtask: st.index, Operator: inst.info.Name, From: from, To: to})
+}
+
+func (t *Trace) status(st *subtask, inst *opInstance, idle bool) {
+	t.add(TraceEvent{Kind: TraceWatermarkStatus, Task: st.task.Name, Subtask: st.index, Operator: inst.info.Name, Idle: idle})
 }
 
 func (t *Trace) processingTime(to int64) {

@@ -11,10 +11,52 @@ type SubtaskView struct {
 	// QueuedRecords the records among them (oldest first, at most 20).
 	Queued        int
 	QueuedRecords []any
-	Watermark     int64
+	// Watermark is the subtask's input watermark: what its valve emitted
+	// (a source subtask has none: see its operators' watermarks).
+	Watermark int64
+	// Idle says every input channel is idle.
+	Idle bool
+	// Channels are the input channels, in channel order.
+	Channels []ChannelView
+	// HoldingBack is the index of the channel that holds Watermark back
+	// (the active, aligned channel with the lowest watermark), -1 if none.
+	HoldingBack int
 	// Done is true for a source subtask at the end of its input.
-	Done      bool
+	Done bool
+	// Source describes a source subtask's input (nil for other subtasks).
+	Source    *SourceView
 	Operators []OperatorView
+}
+
+// ChannelView is one input channel of a subtask.
+type ChannelView struct {
+	Index int
+	// From is the upstream subtask: its task and index.
+	From        *Task
+	FromSubtask int
+	ChannelStatus
+	// LastRecordTS is the timestamp of the last record received with one
+	// (HasRecordTS); Records counts the records received.
+	LastRecordTS int64
+	HasRecordTS  bool
+	Records      int64
+}
+
+// SourceView is what a source subtask knows of its input.
+type SourceView struct {
+	// Reads describes what the subtask reads ("partitions 0, 4"), when the
+	// source says.
+	Reads string
+	// LastWhere is where the last event read came from ("orders.jsonl:12").
+	LastWhere string
+	// LastRecordTS is the timestamp of the last record (HasRecordTS).
+	LastRecordTS int64
+	HasRecordTS  bool
+	// Watermark is the last watermark the source emitted; Idle its status.
+	Watermark int64
+	Idle      bool
+	// IdleTimeout is WatermarkStrategy.WithIdleness's timeout (0: none).
+	IdleTimeout int64
 }
 
 // OperatorView is one operator in one subtask.
@@ -34,12 +76,21 @@ type OperatorView struct {
 func (e *Executor) Subtasks() []SubtaskView {
 	out := make([]SubtaskView, 0, len(e.subtasks))
 	for _, st := range e.subtasks {
-		v := SubtaskView{Task: st.task, Index: st.index, KeyGroups: st.groups, Queued: st.inbox.len(), Watermark: st.wm, Done: st.done}
+		v := SubtaskView{Task: st.task, Index: st.index, KeyGroups: st.groups, Queued: st.inbox.len(),
+			Watermark: st.valve.Watermark(), Idle: st.valve.Idle(), HoldingBack: st.valve.HoldingBack(), Done: st.done}
+		for i, ch := range st.channels {
+			v.Channels = append(v.Channels, ChannelView{Index: i, From: ch.from.task, FromSubtask: ch.from.index, ChannelStatus: st.valve.Channel(i),
+				LastRecordTS: ch.lastTS, HasRecordTS: ch.hasTS, Records: ch.records})
+		}
+		if src := st.ops[0].src; src != nil {
+			sv := src.view()
+			v.Source = &sv
+		}
 		for _, el := range st.inbox.queued() {
 			if len(v.QueuedRecords) == 20 {
 				break
 			}
-			if !el.isWatermark {
+			if el.kind == elRecord {
 				v.QueuedRecords = append(v.QueuedRecords, el.rec.Value)
 			}
 		}

@@ -70,7 +70,7 @@ func (s *Session) Run(ctx context.Context, o RunOptions) (RunResult, error) {
 			if err := s.exec.Flush(); err != nil {
 				return res, err
 			}
-			if err := s.restart(cp, cp.Info().Position); err != nil {
+			if err := s.restart(cp, cp.Info().Position, false); err != nil {
 				return res, fmt.Errorf("restart from checkpoint %d: %w", cp.Info().CheckpointID, err)
 			}
 			continue

@@ -213,13 +213,20 @@ func (s *Session) afterNext() error {
 func (s *Session) LatestCheckpoint() *runtime.Checkpoint { return s.checkpoints[len(s.checkpoints)-1] }
 
 // restart replaces the executor with one restored from cp and replays the
-// source and recorded commands up to position target (idle).
-func (s *Session) restart(cp *runtime.Checkpoint, target int64) error {
+// source and recorded commands up to position target (idle). exact resumes
+// the checkpoint's event time too (back); otherwise event time starts over
+// as in Flink's recovery.
+func (s *Session) restart(cp *runtime.Checkpoint, target int64, exact bool) error {
 	exec, err := s.exec.Restart(s.job, s.opts.Options, cp)
 	if err != nil {
 		return err
 	}
 	s.exec = exec
+	if exact {
+		if err := exec.ResumeTime(cp); err != nil {
+			return err
+		}
+	}
 	pos := cp.Info().Position
 	for {
 		if err := s.replayCommands(pos); err != nil {
@@ -284,7 +291,7 @@ func (s *Session) nearestCheckpoint(pos int64) *runtime.Checkpoint {
 func (s *Session) Restart() (*Stop, error) {
 	cp := s.LatestCheckpoint()
 	s.dropCommandsAfter(cp.Info().Position)
-	if err := s.restart(cp, cp.Info().Position); err != nil {
+	if err := s.restart(cp, cp.Info().Position, false); err != nil {
 		return nil, err
 	}
 	return s.stop(Stop{Reason: ReasonRestarted, Message: fmt.Sprintf("restarted from checkpoint %d at record %d", cp.Info().CheckpointID, cp.Info().Position)}), nil

@@ -289,7 +289,7 @@ func (s *Session) Back() (*Stop, error) {
 	}
 	s.releaseCheckpoints(keep)
 	cp := s.nearestCheckpoint(target)
-	if err := s.restart(cp, target); err != nil {
+	if err := s.restart(cp, target, true); err != nil {
 		var f *runtime.Failure
 		if errors.As(err, &f) {
 			return s.stop(Stop{Reason: ReasonFailure, Failure: f, Message: f.Error()}), nil
