@@ -333,6 +333,11 @@ func (c *checkCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	// Restorable means readable: every checksum and every state's count,
+	// not only _metadata.
+	if err := sp.Verify(); err != nil {
+		return fmt.Errorf("savepoint %s would not restore: %w", c.Dir, err)
+	}
 	rep, err := runtime.CheckJob(job, runtime.Options{MaxParallelism: c.MaxParallelism}, runtime.FromSavepoint(sp))
 	if err != nil {
 		return err

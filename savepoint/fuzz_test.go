@@ -1,8 +1,12 @@
 package savepoint
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
+	goruntime "runtime"
+	"strings"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -11,7 +15,8 @@ import (
 )
 
 // fuzzSavepoint is a small valid savepoint in memory and its files.
-func fuzzSavepoint(f *testing.F) (*vfs.MemFS, map[string][]byte) {
+func fuzzSavepoint(f testing.TB) (*vfs.MemFS, map[string][]byte) {
+	f.Helper()
 	fx := newFixture(40, 4, 11)
 	fs := vfs.NewMem()
 	if err := Write(fs, "/sp", fx.snapshot(2)); err != nil {
@@ -42,32 +47,76 @@ func writeMem(t testing.TB, fs vfs.FS, path string, b []byte) {
 	_ = f.Close()
 }
 
-// FuzzOpen feeds arbitrary _metadata over valid state files: Open either
-// refuses it or everything it then reads is checked, without panics.
+// FuzzOpen feeds arbitrary _metadata over valid state files. Open either
+// refuses it with an error marked ErrInvalid, ErrChecksum or not-exist (a
+// listed file that is absent) naming /sp, or everything it then reads is
+// either read or refused with a marked error; allocations stay bounded (the
+// files are small: no length from _metadata may make a reader allocate
+// more); and the unmodified _metadata opens and reads back its entries.
 func FuzzOpen(f *testing.F) {
-	base, files := fuzzSavepoint(f)
-	f.Add(files[MetadataFile])
+	_, files := fuzzSavepoint(f)
+	valid := files[MetadataFile]
+	f.Add(valid)
 	f.Add([]byte(`{"format":"streamdbg-savepoint","version":1,"operators":[{"id":"0123456789abcdef0123456789abcdef","parallelism":1,"max_parallelism":1,"subtasks":[{"index":0,"key_groups":{"start":0,"end":0},"keyed":{"name":"../../etc/passwd","size":3}}]}]}`))
-	f.Fuzz(func(t *testing.T, meta []byte) {
+	f.Add(bytes.Replace(valid, []byte(`"position": 42`), []byte(`"position": -1`), 1))
+	f.Add(bytes.Replace(valid, []byte(`"size": `), []byte(`"size": 1`), 1))
+	f.Fuzz(fuzzOpenBody(files, valid))
+}
+
+func fuzzOpenBody(files map[string][]byte, valid []byte) func(t *testing.T, meta []byte) {
+	return func(t *testing.T, meta []byte) {
 		fs := vfs.NewMem()
 		_ = fs.MkdirAll("/sp", 0o755)
 		for n, b := range files {
 			writeMem(t, fs, "/sp/"+n, b)
 		}
-		_ = base
 		writeMem(t, fs, "/sp/"+MetadataFile, meta)
+		var before, after goruntime.MemStats
+		goruntime.ReadMemStats(&before)
 		sp, err := Open(fs, "/sp")
 		if err != nil {
+			if !errors.Is(err, ErrInvalid) && !errors.Is(err, ErrChecksum) && !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("Open: unmarked error: %v", err)
+			}
+			if !strings.Contains(err.Error(), "/sp/") {
+				t.Fatalf("Open: error names no file: %v", err)
+			}
+			if bytes.Equal(meta, valid) {
+				t.Fatalf("valid _metadata refused: %v", err)
+			}
 			return
 		}
 		err = readEverything(sp)
-		if err != nil && !errors.Is(err, ErrChecksum) && !errors.Is(err, state.ErrCorrupt) && !errors.Is(err, ErrInvalid) {
-			// Names that pass validation but are absent are plain I/O errors.
-			if _, statErr := fs.Stat("/sp"); statErr != nil {
-				t.Fatalf("unexpected error: %v", err)
+		if err == nil {
+			err = sp.Verify()
+		}
+		goruntime.ReadMemStats(&after)
+		if d := after.TotalAlloc - before.TotalAlloc; d > 32<<20 {
+			t.Fatalf("opening and reading %d bytes of files allocated %d bytes", len(meta)+len(files), d)
+		}
+		if err != nil {
+			if !errors.Is(err, ErrChecksum) && !errors.Is(err, state.ErrCorrupt) && !errors.Is(err, ErrInvalid) {
+				t.Fatalf("read: unmarked error: %v", err)
+			}
+			if !strings.Contains(err.Error(), "/sp/") && !strings.Contains(err.Error(), "operator ") {
+				t.Fatalf("read: error names no file or operator: %v", err)
 			}
 		}
-	})
+		if bytes.Equal(meta, valid) {
+			if err != nil {
+				t.Fatalf("valid savepoint: %v", err)
+			}
+			fx := newFixture(40, 4, 11)
+			var got []state.Entry
+			for e, err := range sp.KeyedEntriesFor(sumID, state.KeyGroupRange{Start: 0, End: 3}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, cloneEntry(e))
+			}
+			sameEntries(t, got, fx.all)
+		}
+	}
 }
 
 // FuzzReadSection feeds arbitrary bytes as one key group of a keyed file,
@@ -107,6 +156,29 @@ func FuzzReadSection(f *testing.F) {
 			ops[i].Subtasks = subs
 		}
 		m.Operators = ops
+		// Keep the StateMeta table adding up (Open checks it): all the
+		// operator's keyed entries on one row.
+		var keyed int64
+		for _, sub := range ops {
+			if sub.ID != sumID {
+				continue
+			}
+			for _, st := range sub.Subtasks {
+				for _, sec := range st.Keyed.Sections {
+					keyed += sec.Entries
+				}
+			}
+		}
+		m.States = append([]StateRecord(nil), meta.States...)
+		first := true
+		for i := range m.States {
+			if r := &m.States[i]; r.OperatorID == sumID && r.Scope == "keyed" {
+				r.Entries = 0
+				if first {
+					r.Entries, first = keyed, false
+				}
+			}
+		}
 		mb, err := json.Marshal(&m)
 		if err != nil {
 			t.Fatal(err)

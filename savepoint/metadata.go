@@ -20,10 +20,16 @@ const (
 
 	// maxMetadata bounds the _metadata file a reader accepts.
 	maxMetadata = 64 << 20
+	// maxPosition bounds the position and source offsets a reader accepts:
+	// 2^53 records is far beyond any input, and position+1 cannot overflow.
+	maxPosition = 1 << 53
+
 	// maxSection bounds one section (one key group of one subtask, or one
 	// operator-state file); writers refuse larger ones, readers never
-	// allocate more.
-	maxSection = 1 << 30
+	// allocate more. At the default 128 key groups it allows 8 GiB of keyed
+	// state per state file; a job with more raises its max parallelism.
+	// (It was 1 GiB: a sparse 36 KB file then made a query allocate 1 GB.)
+	maxSection = 64 << 20
 )
 
 var (
@@ -253,7 +259,9 @@ func (m *Metadata) validate() error {
 						return bad("%s: key group %d out of order or outside %v", f.Name, s.KeyGroup, want)
 					case s.Offset != off:
 						return bad("%s: key group %d at offset %d, want %d", f.Name, s.KeyGroup, s.Offset, off)
-					case s.Size <= 0 || s.Size > maxSection || s.Size > f.Size-off:
+					case s.Size > maxSection:
+						return bad("%s: key group %d: %d bytes, more than the %d MiB a section may hold", f.Name, s.KeyGroup, s.Size, maxSection>>20)
+					case s.Size <= 0 || s.Size > f.Size-off:
 						return bad("%s: key group %d: size %d at offset %d in a file of %d bytes", f.Name, s.KeyGroup, s.Size, s.Offset, f.Size)
 					case s.Entries < 1 || s.Entries > s.Size/2:
 						return bad("%s: key group %d: %d entries in %d bytes", f.Name, s.KeyGroup, s.Entries, s.Size)
@@ -268,10 +276,21 @@ func (m *Metadata) validate() error {
 				if err := useName(f.Name); err != nil {
 					return err
 				}
-				if f.Size < 1 || f.Size > maxSection || f.Entries < 0 || f.Entries > f.Size/4 {
+				if f.Size > maxSection {
+					return bad("%s: %d bytes, more than the %d MiB an operator state file may hold", f.Name, f.Size, maxSection>>20)
+				}
+				if f.Size < 1 || f.Entries < 0 || f.Entries > f.Size/4 {
 					return bad("%s: %d entries in %d bytes", f.Name, f.Entries, f.Size)
 				}
 			}
+		}
+	}
+	if m.Position < 0 || m.Position > maxPosition {
+		return bad("position %d outside [0, 2^53]", m.Position)
+	}
+	for _, src := range m.Sources {
+		if src.Partition < 0 || src.Offset < 0 || src.Offset > maxPosition {
+			return bad("source %q partition %d: offset %d", src.Source, src.Partition, src.Offset)
 		}
 	}
 	seen := map[[2]string]bool{}
@@ -286,6 +305,74 @@ func (m *Metadata) validate() error {
 		seen[k] = true
 		if _, err := r.Meta(); err != nil {
 			return bad("state %q of operator %s: %v", r.StateName, r.OperatorID, err)
+		}
+		if r.Entries < 0 || r.Bytes < 0 || r.Entries > maxPosition || r.Bytes > maxPosition {
+			return bad("state %q of operator %s: %d entries, %d bytes", r.StateName, r.OperatorID, r.Entries, r.Bytes)
+		}
+	}
+	return m.crossCheck(bad)
+}
+
+// crossCheck checks that the parts of _metadata add up, so that a savepoint
+// with a reference removed (a subtask's state file, a StateMeta row, the
+// whole table) is invalid instead of restoring with state missing. The
+// writer guarantees, per operator:
+//   - every subtask has a keyed file, or none has; every subtask has one
+//     when the StateMeta table lists keyed state of the operator;
+//   - likewise for operator-state files and operator-scope states;
+//   - the entries of the keyed StateMeta rows add up to the entries of the
+//     keyed files' sections, and those of the operator-scope rows to the
+//     entries of the operator-state files.
+//
+// (Key-group coverage is checked by validate: each subtask's range is the
+// one its index and the parallelism give, so together they cover
+// [0, max parallelism) exactly once.)
+func (m *Metadata) crossCheck(bad func(string, ...any) error) error {
+	type sums struct {
+		keyedStates, opStates   int
+		keyedRows, opRows       int64
+		keyedFiles, opFiles     int
+		keyedEntries, opEntries int64
+	}
+	per := map[string]*sums{}
+	for i := range m.Operators {
+		op := &m.Operators[i]
+		s := &sums{}
+		per[op.ID] = s
+		for _, sub := range op.Subtasks {
+			if f := sub.Keyed; f != nil {
+				s.keyedFiles++
+				for _, sec := range f.Sections {
+					s.keyedEntries += sec.Entries
+				}
+			}
+			if f := sub.Operator; f != nil {
+				s.opFiles++
+				s.opEntries += f.Entries
+			}
+		}
+	}
+	for _, r := range m.States {
+		s := per[r.OperatorID]
+		if r.Scope == state.ScopeOperator.String() {
+			s.opStates++
+			s.opRows += r.Entries
+		} else {
+			s.keyedStates++
+			s.keyedRows += r.Entries
+		}
+	}
+	for _, op := range m.Operators {
+		s := per[op.ID]
+		switch {
+		case s.keyedFiles != 0 && s.keyedFiles != op.Parallelism, s.keyedStates > 0 && s.keyedFiles == 0:
+			return bad("operator %s (%s): %d of its %d subtasks have a keyed state file, and the StateMeta table lists %d keyed states", op.ID, op.Name, s.keyedFiles, op.Parallelism, s.keyedStates)
+		case s.opFiles != 0 && s.opFiles != op.Parallelism, s.opStates > 0 && s.opFiles == 0:
+			return bad("operator %s (%s): %d of its %d subtasks have an operator state file, and the StateMeta table lists %d operator states", op.ID, op.Name, s.opFiles, op.Parallelism, s.opStates)
+		case s.keyedRows != s.keyedEntries:
+			return bad("operator %s (%s): the StateMeta table counts %d keyed entries, its keyed files hold %d", op.ID, op.Name, s.keyedRows, s.keyedEntries)
+		case s.opRows != s.opEntries:
+			return bad("operator %s (%s): the StateMeta table counts %d operator state entries, its operator state files hold %d", op.ID, op.Name, s.opRows, s.opEntries)
 		}
 	}
 	return nil

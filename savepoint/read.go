@@ -44,9 +44,9 @@ var _ state.Catalog = (*Savepoint)(nil)
 // that every state file it lists has the recorded size.
 func Open(fs vfs.FS, dir string) (*Savepoint, error) {
 	path := fs.PathJoin(dir, MetadataFile)
-	f, err := fs.Open(path)
+	f, _, err := openRegular(fs, path)
 	if err != nil {
-		return nil, fmt.Errorf("savepoint: %w", err)
+		return nil, err
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxMetadata+1))
 	_ = f.Close()
@@ -105,9 +105,12 @@ func Open(fs vfs.FS, dir string) (*Savepoint, error) {
 
 func (s *Savepoint) checkSize(name string, size int64) error {
 	path := s.fs.PathJoin(s.dir, name)
-	fi, err := s.fs.Stat(path)
+	fi, err := lstat(s.fs, path)
 	if err != nil {
 		return fmt.Errorf("savepoint: %w", err)
+	}
+	if err := checkRegular(path, fi); err != nil {
+		return err
 	}
 	if fi.Size() != size {
 		return fmt.Errorf("savepoint: %s: %d bytes, _metadata says %d (truncated or overwritten): %w", path, fi.Size(), size, ErrChecksum)
@@ -175,9 +178,9 @@ func (r *sectionReader) open() error {
 	if r.f != nil {
 		return nil
 	}
-	f, err := r.s.fs.Open(r.s.fs.PathJoin(r.s.dir, r.name))
+	f, _, err := openRegular(r.s.fs, r.s.fs.PathJoin(r.s.dir, r.name))
 	if err != nil {
-		return fmt.Errorf("savepoint: %w", err)
+		return err
 	}
 	r.f = f
 	return nil

@@ -211,11 +211,19 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatalf("overwrite: %v", err)
 	}
 
-	// StateMeta table: counts and bytes from what was written.
+	// StateMeta table: counts and bytes from what was written. Bytes are
+	// the payload (key, namespace, user key, value), summed here from the
+	// fixture's fields, not by the writer's Entry.Size.
 	counts := map[string][2]int64{}
 	for _, e := range f.all {
 		c := counts[e.State]
-		counts[e.State] = [2]int64{c[0] + 1, c[1] + int64(e.Size())}
+		counts[e.State] = [2]int64{c[0] + 1, c[1] + int64(len(e.Key)+len(e.Namespace)+len(e.UserKey)+len(e.Value))}
+	}
+	// And one state pinned by hand: "total" has one entry per key, each of
+	// a key "key_<i>" and an 8-byte int64 value; keys 0-9 have 5 bytes,
+	// 10-99 6 bytes, 100-499 7 bytes.
+	if c := counts["total"]; c != [2]int64{500, 10*(5+8) + 90*(6+8) + 400*(7+8)} {
+		t.Fatalf("fixture's total state: %v", c)
 	}
 	metas := map[string]state.StateMeta{}
 	for _, m := range sp.States() {

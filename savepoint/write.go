@@ -2,6 +2,7 @@ package savepoint
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -62,29 +64,40 @@ type SubtaskSnapshot struct {
 }
 
 // Write writes snap as a savepoint directory dir on fs, atomically: into a
-// temporary directory beside dir, every file and the directory synced, then
-// renamed to dir and the parent synced. dir must not exist. On error nothing
-// is left at dir.
+// temporary directory of its own beside dir, every file and the directory
+// synced, then renamed to dir and the parent synced. dir must not exist. On
+// error nothing is left at dir, and nothing Write did not create is removed.
+//
+// Concurrent writers of one target: each holds the lock file .NAME.lock
+// beside dir while it writes, so a second writer fails at once; each
+// writes into its own uniquely named .NAME.inprogress-* directory; and the
+// final rename never replaces an existing directory (RENAME_NOREPLACE on
+// Linux; elsewhere, a check under the lock), so exactly one of them makes
+// dir and the others fail with ErrExists.
 func Write(fs vfs.FS, dir string, snap *Snapshot) (err error) {
 	dir = filepath.Clean(dir)
-	if _, err := fs.Stat(dir); err == nil {
-		return fmt.Errorf("%w: %s", ErrExists, dir)
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("savepoint: %s: %w", dir, err)
+	if err := checkAbsent(fs, dir); err != nil {
+		return err
 	}
 	parent := fs.PathDir(dir)
 	if err := fs.MkdirAll(parent, 0o755); err != nil {
-		return fmt.Errorf("savepoint: %w", err)
+		return fmt.Errorf("savepoint: cannot create %s: %w", parent, err)
+	}
+	unlock, err := lockTarget(fs, dir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	// Checked again under the lock: another writer may have finished.
+	if err := checkAbsent(fs, dir); err != nil {
+		return err
 	}
 	// A crash leaves the temporary directory behind: it never opens (its
-	// name is not the target's) and the next Write of the same target
-	// replaces it.
-	tmp := fs.PathJoin(parent, "."+fs.PathBase(dir)+".inprogress")
-	if err := fs.RemoveAll(tmp); err != nil {
-		return fmt.Errorf("savepoint: remove stale %s: %w", tmp, err)
-	}
-	if err := fs.MkdirAll(tmp, 0o755); err != nil {
-		return fmt.Errorf("savepoint: %w", err)
+	// name is not the target's) and can be removed by hand. Write never
+	// removes a directory it did not create this call.
+	tmp, err := makeTempDir(fs, parent, fs.PathBase(dir))
+	if err != nil {
+		return err
 	}
 	defer func() {
 		if err != nil {
@@ -105,8 +118,8 @@ func Write(fs vfs.FS, dir string, snap *Snapshot) (err error) {
 	if err := syncDir(fs, tmp); err != nil {
 		return err
 	}
-	if err := fs.Rename(tmp, dir); err != nil {
-		return fmt.Errorf("savepoint: rename %s to %s: %w", tmp, dir, err)
+	if err := renameNoReplace(fs, tmp, dir); err != nil {
+		return err
 	}
 	// dir is complete from here on, but if the parent does not sync it may
 	// not survive a crash: an error must mean no savepoint, so remove it.
@@ -115,6 +128,59 @@ func Write(fs vfs.FS, dir string, snap *Snapshot) (err error) {
 		return err
 	}
 	return nil
+}
+
+// checkAbsent fails with ErrExists when dir exists (as anything, a dangling
+// symlink included).
+func checkAbsent(fs vfs.FS, dir string) error {
+	if _, err := lstat(fs, dir); err == nil {
+		return fmt.Errorf("%w: %s", ErrExists, dir)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("savepoint: %s: %w", dir, err)
+	}
+	return nil
+}
+
+// lockTarget takes the lock file of a target; the returned func releases
+// it and removes the file. Correctness does not rest on the lock (unique
+// temporary directories and a rename that never replaces do that): it
+// makes a second writer fail at once instead of after its whole write.
+func lockTarget(fs vfs.FS, dir string) (func(), error) {
+	name := fs.PathJoin(fs.PathDir(dir), "."+fs.PathBase(dir)+".lock")
+	// The lock file is empty and ours; a file of that name with content, or
+	// anything but a regular file, is someone else's and stays untouched.
+	if fi, err := lstat(fs, name); err == nil && (!fi.Mode().IsRegular() || fi.Size() != 0) {
+		return nil, fmt.Errorf("savepoint: %s exists and is not streamdbg's lock file: remove or rename it to write %s", name, dir)
+	}
+	l, err := fs.Lock(name)
+	if err != nil {
+		if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EACCES) || strings.Contains(err.Error(), "lock held") {
+			return nil, fmt.Errorf("savepoint: another savepoint write to %s is in progress (%s is locked)", dir, name)
+		}
+		return nil, fmt.Errorf("savepoint: cannot write in %s: %w", fs.PathDir(dir), err)
+	}
+	return func() {
+		_ = fs.Remove(name)
+		_ = l.Close()
+	}, nil
+}
+
+// makeTempDir creates a new, uniquely named directory .BASE.inprogress-*
+// in parent.
+func makeTempDir(fs vfs.FS, parent, base string) (string, error) {
+	for range 8 {
+		var r [8]byte
+		_, _ = rand.Read(r[:])
+		tmp := fs.PathJoin(parent, fmt.Sprintf(".%s.inprogress-%d-%x", base, os.Getpid(), r))
+		if _, err := lstat(fs, tmp); err == nil {
+			continue
+		}
+		if err := fs.MkdirAll(tmp, 0o755); err != nil {
+			return "", fmt.Errorf("savepoint: cannot write in %s: %w", parent, err)
+		}
+		return tmp, nil
+	}
+	return "", fmt.Errorf("savepoint: no unused temporary name in %s", parent)
 }
 
 func syncDir(fs vfs.FS, dir string) error {
@@ -179,7 +245,7 @@ func (s *stateStats) meta(name string, scope state.Scope) (*state.StateMeta, err
 
 func writeFiles(fs vfs.FS, tmp string, snap *Snapshot) (*Metadata, error) {
 	meta := &Metadata{Format: FormatName, Version: FormatVersion, JobName: snap.JobName, JobFingerprint: snap.JobFingerprint,
-		CheckpointID: snap.CheckpointID, Created: snap.Created.UTC(), Position: snap.Position, ProcessingTime: snap.ProcessingTime,
+		CheckpointID: snap.CheckpointID, Created: representable(snap.Created), Position: snap.Position, ProcessingTime: snap.ProcessingTime,
 		Sources: slices.Clone(snap.Sources), Operators: []OperatorMeta{}, States: []StateRecord{}}
 	if meta.Sources == nil {
 		meta.Sources = []SourcePosition{}
@@ -254,6 +320,20 @@ func writeFiles(fs vfs.FS, tmp string, snap *Snapshot) (*Metadata, error) {
 	return meta, nil
 }
 
+// representable clamps t to the years 0 to 9999 that JSON's RFC 3339 time
+// can hold: "created" is for people, processing_time keeps the exact clock
+// (a virtual clock advanced past year 9999 broke the write).
+func representable(t time.Time) time.Time {
+	t = t.UTC()
+	if lo := time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC); t.Before(lo) {
+		return lo
+	}
+	if hi := time.Date(9999, 12, 31, 23, 59, 59, 999_000_000, time.UTC); t.After(hi) {
+		return hi
+	}
+	return t
+}
+
 func hasOperatorState(ms []state.StateMeta) bool {
 	for _, m := range ms {
 		if m.Kind.Scope() == state.ScopeOperator {
@@ -313,7 +393,7 @@ func writeKeyedTo(f vfs.File, sub SubtaskSnapshot, stats *stateStats) (*KeyedFil
 			return nil, err
 		}
 		if g.Size > maxSection {
-			return nil, fmt.Errorf("key group %d is %d bytes, more than %d", kg, g.Size, maxSection)
+			return nil, fmt.Errorf("key group %d is %d bytes, more than the %d MiB a savepoint section may hold: raise --max-parallelism to spread the state over more key groups", kg, g.Size, maxSection>>20)
 		}
 		kf.Sections = append(kf.Sections, Section{KeyGroup: kg, Offset: g.Offset, Size: g.Size, CRC32C: g.CRC32C, Entries: g.Entries})
 	}
@@ -348,7 +428,7 @@ func writeOperator(fs vfs.FS, path string, entries []state.OperatorEntry, stats 
 	}
 	b := state.AppendOperatorEntries(nil, es)
 	if len(b) > maxSection {
-		return nil, fmt.Errorf("operator state is %d bytes, more than %d", len(b), maxSection)
+		return nil, fmt.Errorf("operator state is %d bytes, more than the %d MiB a savepoint's operator state file may hold", len(b), maxSection>>20)
 	}
 	// vfs.File.Write may modify what it is given: checksum first.
 	of := &OperatorFile{Size: int64(len(b)), CRC32C: state.CRC32C(b), Entries: int64(len(es))}

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package savepoint
+
+func renameat2NoReplace(from, to string) error { return errNoRenameat2 }

@@ -1,0 +1,62 @@
+package savepoint
+
+import (
+	"fmt"
+
+	"streamdbg/state"
+)
+
+// Verify reads every section of every state file, checks it against its
+// CRC32C, decodes every entry, and checks that the entries and bytes of
+// each state are what the StateMeta table says: what `savepoint check`
+// runs before it calls a savepoint restorable. Errors are marked
+// ErrChecksum, state.ErrCorrupt or ErrInvalid and name the file.
+func (s *Savepoint) Verify() error {
+	type count struct{ entries, bytes int64 }
+	for _, op := range s.ops {
+		got := map[string]*count{}
+		add := func(name string, bytes int64) {
+			c := got[name]
+			if c == nil {
+				c = &count{}
+				got[name] = c
+			}
+			c.entries++
+			c.bytes += bytes
+		}
+		for _, sub := range op.meta.Subtasks {
+			if f := sub.Keyed; f != nil {
+				if _, err := s.scanKeyed(f, f.Sections, true, func(e state.Entry, _ error) bool {
+					add(e.State, int64(e.Size()))
+					return true
+				}); err != nil {
+					return err
+				}
+			}
+			if f := sub.Operator; f != nil {
+				es, err := s.readOperator(f)
+				if err != nil {
+					return err
+				}
+				for _, e := range es {
+					add(e.State, int64(len(e.Key)+len(e.Value)))
+				}
+			}
+		}
+		for name, c := range got {
+			m, ok := op.byName[name]
+			switch {
+			case !ok:
+				return fmt.Errorf("%w: operator %s (%s): %d entries of state %q, which the StateMeta table does not list", ErrInvalid, op.info.ID, op.info.Name, c.entries, name)
+			case m.Entries != c.entries || m.Bytes != c.bytes:
+				return fmt.Errorf("%w: operator %s (%s): state %q has %d entries of %d bytes, the StateMeta table says %d and %d", ErrInvalid, op.info.ID, op.info.Name, name, c.entries, c.bytes, m.Entries, m.Bytes)
+			}
+		}
+		for _, m := range op.states {
+			if got[m.StateName] == nil && m.Entries != 0 {
+				return fmt.Errorf("%w: operator %s (%s): state %q has no entries, the StateMeta table says %d", ErrInvalid, op.info.ID, op.info.Name, m.StateName, m.Entries)
+			}
+		}
+	}
+	return nil
+}
