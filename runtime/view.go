@@ -120,3 +120,25 @@ func (e *Executor) Watermark() int64 {
 	}
 	return wm
 }
+
+// DescribeStates lists the states an operator declared (keyed and operator
+// state, timers included), without counting entries: it costs nothing per
+// entry, so a debugger can check a condition's state names at any size.
+func (e *Executor) DescribeStates(info *OperatorInfo) []state.StateMeta {
+	seen := map[string]bool{}
+	var out []state.StateMeta
+	for _, inst := range e.instances(info) {
+		var metas []state.StateMeta
+		if inst.keyed != nil {
+			metas = append(metas, inst.keyed.Describe()...)
+		}
+		metas = append(metas, inst.opStore.States()...)
+		for _, m := range metas {
+			if !seen[m.StateName] {
+				seen[m.StateName] = true
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}

@@ -407,7 +407,7 @@ func (m *Model) done(d doneMsg) tea.Cmd {
 		if m.fresh == nil {
 			m.fresh = map[int]*session.WatchResult{}
 		}
-		m.fresh[d.watch.Watch.ID] = d.watch
+		m.fresh[d.watch.WatchID] = d.watch
 		m.showWatches, m.focus = true, paneOutput
 		m.watches.sel = len(m.s.Watches()) - 1
 	}

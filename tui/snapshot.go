@@ -230,9 +230,9 @@ func eventLines(stop *session.Stop) []string {
 		// The rows are in the watches pane (W); say here what changed.
 		switch {
 		case w.Err != nil:
-			out = append(out, fmt.Sprintf("watch #%d failed: %v", w.Watch.ID, oneLine(w.Err.Error())))
+			out = append(out, fmt.Sprintf("watch #%d failed: %v", w.WatchID, oneLine(w.Err.Error())))
 		case len(w.Added)+len(w.Removed) > 0:
-			out = append(out, fmt.Sprintf("watch #%d changed: +%d −%d (W shows it)", w.Watch.ID, len(w.Added), len(w.Removed)))
+			out = append(out, fmt.Sprintf("watch #%d changed: +%d −%d (W shows it)", w.WatchID, len(w.Added), len(w.Removed)))
 		}
 	}
 	if len(out) == 0 {

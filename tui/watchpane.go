@@ -272,13 +272,13 @@ type watchView struct {
 }
 
 // watchViews pairs the session's watches with their latest results.
-func watchViews(ws []*session.Watch, stop []session.WatchResult, fresh map[int]*session.WatchResult) []watchView {
+func watchViews(ws []session.Watch, stop []session.WatchResult, fresh map[int]*session.WatchResult) []watchView {
 	out := make([]watchView, 0, len(ws))
 	for _, w := range ws {
 		v := watchView{id: w.ID, query: w.Query, res: fresh[w.ID]}
 		if v.res == nil {
 			for i := range stop {
-				if stop[i].Watch != nil && stop[i].Watch.ID == w.ID {
+				if stop[i].WatchID == w.ID {
 					v.res = &stop[i]
 				}
 			}

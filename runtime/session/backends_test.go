@@ -132,7 +132,7 @@ func TestSessionRestore(t *testing.T) {
 	if _, err := s.NextN(context.Background(), 200); err != nil {
 		t.Fatal(err)
 	}
-	st, err := s.RestoreDir(fs, "/sp")
+	st, err := s.RestoreDir(fs, "/sp", session.RestoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -51,7 +52,7 @@ func Commands() []Command {
 				if err != nil {
 					return Result{}, err
 				}
-				st, err := s.runReporting(ctx, n)
+				st, err := s.NextN(ctx, n)
 				return Result{Stop: st}, err
 			}},
 		{Name: "step", Aliases: []string{"s"}, Help: "Step into: one element handled by one operator in one subtask.",
@@ -62,7 +63,7 @@ func Commands() []Command {
 		{Name: "continue", Aliases: []string{"c"}, Runs: true,
 			Help: "Run until a breakpoint, the end of input, a failure or an interrupt.",
 			Run: func(ctx context.Context, s *Session, args string) (Result, error) {
-				st, err := s.runReporting(ctx, -1)
+				st, err := s.Continue(ctx)
 				return Result{Stop: st}, err
 			}},
 		{Name: "back", Aliases: []string{"u"}, Runs: true, Help: "Go back to the state before the last next, step or continue (one record when there is none).",
@@ -70,18 +71,42 @@ func Commands() []Command {
 				st, err := s.Back()
 				return Result{Stop: st}, err
 			}},
-		{Name: "break", Aliases: []string{"b"}, Args: "[at OPERATOR] [when EXPR]",
-			Help: "Set a breakpoint: stop when OPERATOR handles a record for which EXPR holds (names: " + strings.Join(BreakpointNames, ", ") + ").",
+		{Name: "break", Aliases: []string{"b"}, Args: "[at|before OPERATOR] [when EXPR] [hits >|>=|==|% N]",
+			Help: "Set a breakpoint: stop after OPERATOR handled a record for which EXPR holds, or with before just before it runs (its state not yet updated). " +
+				"A name with spaces goes in quotes (break at \"Source: lines\"). EXPR is the query language over " + strings.Join(BreakpointNames, ", ") +
+				" (state.NAME: the current key's state of the operator). hits stops only at the hits it accepts: > 3 from the 4th on, == 3 at the 3rd, % 3 at every 3rd.",
 			Run: func(ctx context.Context, s *Session, args string) (Result, error) {
-				at, when, err := parseBreak(args)
+				spec, whenAt, err := parseBreak(args, s.Plan().OperatorNames())
 				if err != nil {
 					return Result{}, err
 				}
-				bp, err := s.AddBreakpoint(at, when)
+				bp, err := s.SetBreakpoint(spec)
 				if err != nil {
-					return Result{}, err
+					return Result{}, at(whenAt, err)
 				}
 				return Result{Text: fmt.Sprintf("breakpoint #%d: %s", bp.ID, bp.Describe())}, nil
+			}},
+		{Name: "condition", Aliases: []string{"cond"}, Args: "N hits >|>=|==|% K",
+			Help: "Change the hit condition of breakpoint N (hits alone clears it).",
+			Run: func(ctx context.Context, s *Session, args string) (Result, error) {
+				idText, rest, _ := strings.Cut(strings.TrimSpace(args), " ")
+				id, err := breakpointID(idText)
+				if err != nil {
+					return Result{}, err
+				}
+				var h HitCond
+				if rest = strings.TrimSpace(rest); !strings.EqualFold(rest, "hits") {
+					hc, tail, ok := cutHits(" " + rest)
+					if !ok || strings.TrimSpace(tail) != "" {
+						return Result{}, fmt.Errorf("condition: want N hits > K (or >=, ==, %%), got %q", args)
+					}
+					h = hc
+				}
+				if err := s.SetHitCond(id, h); err != nil {
+					return Result{}, err
+				}
+				bp, _ := s.Breakpoint(id)
+				return Result{Text: fmt.Sprintf("breakpoint #%d: %s", id, bp.Describe())}, nil
 			}},
 		{Name: "breakpoints", Aliases: []string{"bl"}, Help: "List the breakpoints.",
 			Run: func(ctx context.Context, s *Session, args string) (Result, error) {
@@ -108,7 +133,7 @@ func Commands() []Command {
 				}
 				w, err := s.AddWatch(args)
 				if err != nil {
-					return Result{}, err
+					return Result{}, at(0, err)
 				}
 				return Result{Text: fmt.Sprintf("watch #%d: %s", w.ID, w.Query)}, nil
 			}},
@@ -146,7 +171,10 @@ func Commands() []Command {
 		{Name: "savepoint", Aliases: []string{"sp"}, Args: "DIR", Runs: true,
 			Help: "Write a savepoint of the current state to DIR (which must not exist).",
 			Run: func(ctx context.Context, s *Session, args string) (Result, error) {
-				dir := strings.TrimSpace(args)
+				dir, err := ExpandHome(strings.TrimSpace(args))
+				if err != nil {
+					return Result{}, err
+				}
 				if dir == "" {
 					return Result{}, errors.New("savepoint: which directory?")
 				}
@@ -155,19 +183,35 @@ func Commands() []Command {
 				}
 				return Result{Text: "savepoint written to " + dir}, nil
 			}},
-		{Name: "restore", Args: "DIR", Runs: true,
-			Help: "Restore the savepoint in DIR into the job and go on from its position.",
+		{Name: "restore", Args: "DIR [--allow-non-restored-state]", Runs: true,
+			Help: "Restore the savepoint in DIR into the job and go on from its position; --allow-non-restored-state drops state of operators the job does not have.",
 			Run: func(ctx context.Context, s *Session, args string) (Result, error) {
-				dir := strings.TrimSpace(args)
-				if dir == "" {
-					return Result{}, errors.New("restore: which directory?")
+				var o RestoreOptions
+				var words []string
+				for _, w := range strings.Fields(args) {
+					switch w {
+					case "--allow-non-restored-state", "-allow-non-restored-state":
+						o.AllowNonRestoredState = true
+					default:
+						words = append(words, w)
+					}
 				}
-				st, err := s.RestoreDir(vfs.Default, dir)
+				if len(words) != 1 {
+					return Result{}, errors.New("restore: which directory? (restore DIR [--allow-non-restored-state])")
+				}
+				dir, err := ExpandHome(words[0])
+				if err != nil {
+					return Result{}, err
+				}
+				st, err := s.RestoreDir(vfs.Default, dir, o)
 				return Result{Stop: st}, err
 			}},
 		{Name: "open", Args: "DIR", Help: "Browse the savepoint in DIR (ours or Apache Flink's).",
 			Run: func(ctx context.Context, s *Session, args string) (Result, error) {
-				dir := strings.TrimSpace(args)
+				dir, err := ExpandHome(strings.TrimSpace(args))
+				if err != nil {
+					return Result{}, err
+				}
 				if dir == "" {
 					return Result{}, errors.New("open: which directory?")
 				}
@@ -182,7 +226,7 @@ func Commands() []Command {
 			Help: "Query the live state (a line starting with SELECT or EXPLAIN is a query too).",
 			Run: func(ctx context.Context, s *Session, args string) (Result, error) {
 				rows, err := s.Query(ctx, args)
-				return Result{Rows: rows}, err
+				return Result{Rows: rows}, at(0, err)
 			}},
 		{Name: "help", Aliases: []string{"h"}, Args: "[COMMAND]", Help: "List the commands, or describe one.",
 			Run: func(ctx context.Context, s *Session, args string) (Result, error) {
@@ -232,13 +276,61 @@ func ParseLine(line string) (Command, string, error) {
 	return c, rest, nil
 }
 
-// Execute parses a line against the command table and runs it.
+// Execute parses a line against the command table and runs it. An error
+// at a place in the line (a query's, a condition's) is a *LineError.
 func (s *Session) Execute(ctx context.Context, line string) (Result, error) {
 	c, args, err := ParseLine(line)
 	if err != nil {
 		return Result{}, err
 	}
-	return c.Run(ctx, s, args)
+	res, err := c.Run(ctx, s, args)
+	var ae *argError
+	if errors.As(err, &ae) {
+		err = ae.lineError(line, args)
+	}
+	return res, err
+}
+
+// LineError is an error at a column of a command line: a UI puts a caret
+// under it.
+type LineError struct {
+	Line string
+	Col  int // 1-based, in runes
+	Err  error
+}
+
+func (e *LineError) Error() string { return e.Err.Error() }
+func (e *LineError) Unwrap() error { return e.Err }
+
+// argError is an error of an expression that starts at byte offset off of
+// a command's arguments.
+type argError struct {
+	off int
+	err error
+}
+
+func (e *argError) Error() string { return e.err.Error() }
+func (e *argError) Unwrap() error { return e.err }
+
+// at marks a query error as one of the expression at byte offset off of
+// the arguments; other errors pass unchanged.
+func at(off int, err error) error {
+	var qe *query.Error
+	if err == nil || !errors.As(err, &qe) || qe.Pos.Line != 1 {
+		return err
+	}
+	return &argError{off: off, err: err}
+}
+
+func (e *argError) lineError(line, args string) error {
+	var qe *query.Error
+	errors.As(e.err, &qe)
+	start := strings.LastIndex(line, args)
+	if start < 0 {
+		return e.err
+	}
+	prefix := line[:start+e.off]
+	return &LineError{Line: line, Col: len([]rune(prefix)) + qe.Pos.Col, Err: e.err}
 }
 
 // Help lists the commands, or describes one.
@@ -332,35 +424,98 @@ func breakpointID(args string) (int, error) {
 	return n, nil
 }
 
-// parseBreak reads "[at OPERATOR] [when EXPR]"; a bare expression is a
-// condition.
-func parseBreak(args string) (at, when string, err error) {
-	args = strings.TrimSpace(args)
-	if _, rest, ok := cutWord(args, "at"); ok {
-		op, tail, _ := strings.Cut(rest, " ")
-		at, args = op, strings.TrimSpace(tail)
-		if at == "" {
-			return "", "", errors.New("break at: which operator?")
+// parseBreak reads "[at|before OPERATOR] [when EXPR] [hits OP N]"; a bare
+// expression is a condition. An operator name may have spaces: it is the
+// longest of names the words start with, or a quoted string. whenAt is the
+// byte offset of the condition in args.
+func parseBreak(args string, operators []string) (spec BreakpointSpec, whenAt int, err error) {
+	rest := args
+	skip := func() { // leading blanks, counted in whenAt
+		t := strings.TrimLeft(rest, " \t")
+		whenAt += len(rest) - len(t)
+		rest = t
+	}
+	cut := func(n int) { whenAt += n; rest = rest[n:] }
+	skip()
+	if h, tail, ok := cutHits(rest); ok {
+		spec.Hits, rest = h, tail
+	}
+	word, _, _ := strings.Cut(rest, " ")
+	switch strings.ToLower(word) {
+	case "at", "before":
+		spec.Before = strings.EqualFold(word, "before")
+		cut(len(word))
+		skip()
+		name, n, err := operatorName(rest, operators)
+		if err != nil {
+			return spec, 0, fmt.Errorf("break %s: %w", strings.ToLower(word), err)
+		}
+		spec.At = name
+		cut(n)
+		skip()
+	}
+	if w, _, _ := strings.Cut(rest, " "); strings.EqualFold(w, "when") {
+		cut(len(w))
+		skip()
+		if strings.TrimSpace(rest) == "" {
+			return spec, 0, errors.New("break when: which condition?")
 		}
 	}
-	if _, rest, ok := cutWord(args, "when"); ok {
-		when = rest
-		if when == "" {
-			return "", "", errors.New("break when: which condition?")
-		}
-	} else if args != "" {
-		when = args
+	spec.When = strings.TrimSpace(rest)
+	if spec.When == "" && spec.At == "" && !spec.Before && rest != "" {
+		return spec, 0, fmt.Errorf("break: cannot read %q", args)
 	}
-	return at, when, nil
+	return spec, whenAt, nil
 }
 
-// cutWord cuts a leading keyword (case-insensitive) off s.
-func cutWord(s, word string) (string, string, bool) {
-	w, rest, _ := strings.Cut(s, " ")
-	if !strings.EqualFold(w, word) {
-		return "", s, false
+// operatorName reads an operator name at the start of s: quoted ("..." or
+// '...'), or the longest known name followed by the end or a blank, or one
+// word. n is the number of bytes read.
+func operatorName(s string, operators []string) (name string, n int, err error) {
+	if s == "" {
+		return "", 0, errors.New("which operator?")
 	}
-	return w, strings.TrimSpace(rest), true
+	if q := s[0]; q == '"' || q == '\'' {
+		end := strings.IndexByte(s[1:], q)
+		if end < 0 {
+			return "", 0, fmt.Errorf("the quote before %s is not closed", s)
+		}
+		return s[1 : end+1], end + 2, nil
+	}
+	best := ""
+	for _, op := range operators {
+		if len(op) > len(best) && strings.HasPrefix(s, op) && (len(s) == len(op) || s[len(op)] == ' ') {
+			best = op
+		}
+	}
+	if best != "" {
+		return best, len(best), nil
+	}
+	// An unknown name: up to the condition, for the error's did-you-mean.
+	if i := strings.Index(strings.ToLower(s), " when "); i >= 0 {
+		return s[:i], i, nil
+	}
+	return s, len(s), nil
+}
+
+// hitsClause is a trailing "hits OP N".
+var hitsClause = regexp.MustCompile(`(?i)(^|\s)hits\s*(>=|>|==|=|%)\s*(\d+)\s*$`)
+
+// cutHits cuts a trailing hit condition off s.
+func cutHits(s string) (HitCond, string, bool) {
+	m := hitsClause.FindStringSubmatchIndex(s)
+	if m == nil {
+		return HitCond{}, s, false
+	}
+	op := s[m[4]:m[5]]
+	if op == "=" {
+		op = "=="
+	}
+	n, err := strconv.Atoi(s[m[6]:m[7]])
+	if err != nil {
+		return HitCond{}, s, false
+	}
+	return HitCond{Op: op, N: n}, strings.TrimRight(s[:m[0]], " \t"), true
 }
 
 // parseTime reads RFC 3339 or epoch milliseconds.

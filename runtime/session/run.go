@@ -2,13 +2,16 @@ package session
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"streamdbg/runtime"
 	"streamdbg/savepoint"
+	"streamdbg/savepoint/flink"
 )
 
 // RunOptions configure a headless run.
@@ -111,11 +114,13 @@ func (s *Session) Savepoint(fs vfs.FS, dir string) error {
 // disk: runtime.FromSavepoint), as a job started with --from-savepoint. The
 // session starts over at the snapshot's position: breakpoints and watches
 // stay, checkpoints, recorded commands and Back's history go.
-func (s *Session) Restore(from runtime.Restore) (*Stop, error) {
+func (s *Session) Restore(from runtime.Restore, o RestoreOptions) (*Stop, error) {
 	if s.exec == nil {
 		return nil, errors.New("session: closed")
 	}
-	exec, err := runtime.NewExecutor(s.job, s.opts.Options, from)
+	opts := s.opts.Options
+	opts.AllowNonRestoredState = opts.AllowNonRestoredState || o.AllowNonRestoredState
+	exec, err := runtime.NewExecutor(s.job, opts, from)
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +129,8 @@ func (s *Session) Restore(from runtime.Restore) (*Stop, error) {
 	s.releaseCheckpoints(0)
 	old.Close()
 	s.commands, s.marks = nil, nil
+	s.output, s.outSeq, s.pendingBefore = nil, 0, false
+	s.hist.reset()
 	if err := s.checkpoint(); err != nil {
 		return nil, err
 	}
@@ -131,11 +138,37 @@ func (s *Session) Restore(from runtime.Restore) (*Stop, error) {
 	return s.stop(Stop{Reason: ReasonRestored, Message: fmt.Sprintf("restored checkpoint %d of job %q at record %d", info.CheckpointID, info.Job, info.Position)}), nil
 }
 
-// RestoreDir restores the savepoint in dir (ours) into the session.
-func (s *Session) RestoreDir(fs vfs.FS, dir string) (*Stop, error) {
+// RestoreOptions are the options of one restore.
+type RestoreOptions struct {
+	// AllowNonRestoredState drops state of operators the job does not have
+	// (the session's own option holds too).
+	AllowNonRestoredState bool
+}
+
+// RestoreDir restores the savepoint in dir (ours) into the session. An
+// Apache Flink savepoint is refused with what can be done with it instead.
+func (s *Session) RestoreDir(fs vfs.FS, dir string, o RestoreOptions) (*Stop, error) {
+	if isFlinkDir(fs, dir) {
+		return nil, fmt.Errorf("restore %s: this is an Apache Flink savepoint; a job here restores only savepoints that streamdbg wrote. Browse it with 'open %s' or query it with 'streamdbg query %s \"SELECT ...\"'", dir, dir, dir)
+	}
 	sp, err := savepoint.Open(fs, dir)
 	if err != nil {
 		return nil, err
 	}
-	return s.Restore(runtime.FromSavepoint(sp))
+	return s.Restore(runtime.FromSavepoint(sp), o)
+}
+
+// isFlinkDir reports whether dir's _metadata starts with Flink's magic
+// number.
+func isFlinkDir(fs vfs.FS, dir string) bool {
+	f, err := fs.Open(fs.PathJoin(dir, "_metadata"))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var b [4]byte
+	if _, err := io.ReadFull(f, b[:]); err != nil {
+		return false
+	}
+	return binary.BigEndian.Uint32(b[:]) == flink.Magic
 }

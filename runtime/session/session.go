@@ -43,13 +43,20 @@ type Session struct {
 
 	breakpoints []*Breakpoint
 	nextBPID    int
-	watches     []*Watch
-	nextWatchID int
+	// pendingBefore: the last stop was before a step (break before); the
+	// next run takes that step without stopping before it again.
+	pendingBefore bool
+	watches       []*Watch
+	nextWatchID   int
 
-	output  []Output
-	outSeq  int64
-	last    *Stop
-	started time.Time
+	output []Output
+	outSeq int64 // sink records written so far (the last one's Seq)
+	// cpOutSeq is outSeq at each kept checkpoint (by id), so that going
+	// back to one also takes back the sink records after it.
+	cpOutSeq map[int64]int64
+	hist     history
+	last     *Stop
+	started  time.Time
 }
 
 // Output is one record a sink received.
@@ -140,6 +147,10 @@ func (s *Session) Failure() *runtime.Failure { return s.exec.Failure() }
 // Last is the last stop.
 func (s *Session) Last() *Stop { return s.last }
 
+// OutputTotal is the number of sink records written so far (Outputs keeps
+// the last OutputLimit of them).
+func (s *Session) OutputTotal() int64 { return s.outSeq }
+
 // Outputs returns the sink records kept for views, oldest first.
 func (s *Session) Outputs() []Output {
 	if over := len(s.output) - s.opts.OutputLimit; over > 0 {
@@ -172,12 +183,17 @@ func (s *Session) checkpoint() error {
 		return err
 	}
 	s.checkpoints = append(s.checkpoints, cp)
+	if s.cpOutSeq == nil {
+		s.cpOutSeq = map[int64]int64{}
+	}
+	s.cpOutSeq[cp.Info().CheckpointID] = s.outSeq
 	// Keep the first checkpoint (Back always has somewhere to go) and the
 	// most recent ones.
 	if n := len(s.checkpoints); n > s.opts.KeepCheckpoints+1 {
 		drop := s.checkpoints[1 : n-s.opts.KeepCheckpoints]
 		for _, cp := range drop {
 			cp.Release()
+			delete(s.cpOutSeq, cp.Info().CheckpointID)
 		}
 		s.checkpoints = append(s.checkpoints[:1], s.checkpoints[n-s.opts.KeepCheckpoints:]...)
 	}
@@ -189,6 +205,7 @@ func (s *Session) checkpoint() error {
 func (s *Session) releaseCheckpoints(from int) {
 	for _, cp := range s.checkpoints[min(from, len(s.checkpoints)):] {
 		cp.Release()
+		delete(s.cpOutSeq, cp.Info().CheckpointID)
 	}
 	s.checkpoints = s.checkpoints[:min(from, len(s.checkpoints))]
 }
@@ -215,7 +232,10 @@ func (s *Session) LatestCheckpoint() *runtime.Checkpoint { return s.checkpoints[
 // restart replaces the executor with one restored from cp and replays the
 // source and recorded commands up to position target (idle). exact resumes
 // the checkpoint's event time too (back); otherwise event time starts over
-// as in Flink's recovery.
+// as in Flink's recovery. What the undone future wrote goes: sink records
+// and entry revisions after the checkpoint are dropped and the replay
+// writes them again, so views show the outputs and history of the position
+// they are at.
 func (s *Session) restart(cp *runtime.Checkpoint, target int64, exact bool) error {
 	exec, err := s.exec.Restart(s.job, s.opts.Options, cp)
 	if err != nil {
@@ -227,11 +247,15 @@ func (s *Session) restart(cp *runtime.Checkpoint, target int64, exact bool) erro
 			return err
 		}
 	}
+	s.pendingBefore = false
 	pos := cp.Info().Position
+	s.dropOutputsAfter(s.cpOutSeq[cp.Info().CheckpointID])
+	s.hist.truncate(pos)
 	for {
 		if err := s.replayCommands(pos); err != nil {
 			return err
 		}
+		s.absorb(exec.TakeTrace(), pos, nil)
 		if pos >= target {
 			break
 		}
@@ -242,9 +266,21 @@ func (s *Session) restart(cp *runtime.Checkpoint, target int64, exact bool) erro
 			return err
 		}
 		pos = exec.Position()
+		s.absorb(exec.TakeTrace(), pos, nil)
 	}
 	exec.TakeTrace()
 	return nil
+}
+
+// dropOutputsAfter forgets the sink records after the seq-th.
+func (s *Session) dropOutputsAfter(seq int64) {
+	n := len(s.output)
+	for n > 0 && s.output[n-1].Seq > seq {
+		n--
+	}
+	// A new array: slices Outputs returned earlier stay as they were.
+	s.output = append([]Output(nil), s.output[:n]...)
+	s.outSeq = seq
 }
 
 func (s *Session) replayCommands(pos int64) error {
@@ -289,10 +325,23 @@ func (s *Session) nearestCheckpoint(pos int64) *runtime.Checkpoint {
 // Restart restores the latest checkpoint after a failure, as Flink's
 // restart strategy does; the job goes on from there.
 func (s *Session) Restart() (*Stop, error) {
+	if s.exec == nil {
+		return nil, errors.New("session: closed")
+	}
 	cp := s.LatestCheckpoint()
 	s.dropCommandsAfter(cp.Info().Position)
+	s.marks = dropAfter(s.marks, cp.Info().Position)
 	if err := s.restart(cp, cp.Info().Position, false); err != nil {
 		return nil, err
 	}
 	return s.stop(Stop{Reason: ReasonRestarted, Message: fmt.Sprintf("restarted from checkpoint %d at record %d", cp.Info().CheckpointID, cp.Info().Position)}), nil
+}
+
+// dropAfter keeps the marks at or before pos.
+func dropAfter(marks []int64, pos int64) []int64 {
+	n := len(marks)
+	for n > 0 && marks[n-1] > pos {
+		n--
+	}
+	return marks[:n]
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"streamdbg/runtime"
 	"streamdbg/state"
@@ -27,24 +28,34 @@ const (
 )
 
 // Stop is what a command did: why it stopped, where, and what changed.
+// One command is one stop, however many records it ran.
 type Stop struct {
 	Reason     Reason
 	Message    string
 	Breakpoint *Breakpoint
-	Position   int64
+	// Before says the stop is before Last's step runs (a `break before`
+	// breakpoint): the state is as it was before the operator's update.
+	Before   bool
+	Position int64
+	// Records is the number of source records the command read.
+	Records int64
+	// Replayed is, for Back, the source records replayed from the
+	// checkpoint it returned to (what Back cost besides the roll back).
+	Replayed int64
 	// Steps are the steps taken (for StepInto, exactly one).
 	Steps int
-	// Last is the last step taken.
+	// Last is the last step taken (with Before: the one about to run).
 	Last runtime.StepInfo
 	// Events are the trace of the steps: emissions, outputs, state writes,
 	// timers, watermarks. Long runs keep only the last MaxEvents.
 	Events    []runtime.TraceEvent
 	Truncated int
-	Failure   *runtime.Failure
-	Watches   []WatchResult
-	// Replayed is, for Back, the source records replayed from the
-	// checkpoint it returned to (what Back cost besides the roll back).
-	Replayed int64
+	// Changes are the entries the command wrote, with their values before
+	// and after, complete up to MaxChanges entries whatever the events kept.
+	Changes        map[EntryID]Change
+	ChangesDropped int
+	Failure        *runtime.Failure
+	Watches        []WatchResult
 }
 
 // MaxEvents bounds the events a stop keeps.
@@ -66,30 +77,76 @@ func (s *Session) stop(st Stop) *Stop {
 
 // collector gathers the trace of the steps of one command.
 type collector struct {
-	s      *Session
-	events []runtime.TraceEvent
-	trunc  int
-	steps  int
-	last   runtime.StepInfo
-	// startSteps is the executor's step count when the command began.
+	s       *Session
+	events  []runtime.TraceEvent
+	trunc   int
+	steps   int
+	records int64
+	last    runtime.StepInfo
+	changes map[EntryID]Change
+	dropped int
+	// progress, when set, gets the final position at the stop.
+	progress *Progress
+	// startSteps and startPos are the executor's step count and position
+	// when the command began.
 	startSteps int64
+	startPos   int64
 }
 
+// take moves the executor's trace into the command's: outputs and state
+// writes are absorbed at the current position, and the events kept are the
+// last MaxEvents (trimmed in batches, so a long run does not copy them at
+// every record).
 func (c *collector) take() {
 	ev := c.s.exec.TakeTrace()
-	for _, e := range ev {
-		if e.Kind == runtime.TraceOutput {
-			c.s.addOutput(e)
-		}
-	}
+	c.s.absorb(ev, c.s.exec.Position(), c)
 	c.events = append(c.events, ev...)
-	if over := len(c.events) - MaxEvents; over > 0 {
+	if over := len(c.events) - MaxEvents; over > MaxEvents {
 		c.trunc += over
 		c.events = append(c.events[:0:0], c.events[over:]...)
 	}
 }
 
-func (s *Session) addOutput(e runtime.TraceEvent) {
+// sourceRecord fills in the record a source step read (the first it
+// emitted), from the trace, when a breakpoint at that source needs it.
+func (c *collector) sourceRecord(info runtime.StepInfo) runtime.StepInfo {
+	if info.Kind != "source" || !c.s.breaksAt(info.Operator) {
+		return info
+	}
+	c.take()
+	for i := len(c.events) - 1; i >= 0; i-- {
+		e := &c.events[i]
+		if e.Kind == runtime.TraceStep && e.Operator == info.Operator {
+			for _, f := range c.events[i+1:] {
+				if f.Kind == runtime.TraceEmitted && f.Operator == info.Operator {
+					info.Record = f.Value
+					return info
+				}
+			}
+			return info
+		}
+	}
+	return info
+}
+
+func (c *collector) change(id EntryID, e *runtime.TraceEvent) {
+	if c.changes == nil {
+		c.changes = map[EntryID]Change{}
+	}
+	ch, ok := c.changes[id]
+	if !ok {
+		if len(c.changes) >= MaxChanges {
+			c.dropped++
+			return
+		}
+		ch = Change{Old: e.Old, HadOld: e.HadOld}
+	}
+	ch.New, ch.Cleared = e.New, e.Cleared
+	ch.Writes++
+	c.changes[id] = ch
+}
+
+func (s *Session) addOutput(e *runtime.TraceEvent, pos int64) {
 	s.outSeq++
 	// Trim in batches: copying the kept records on every output cost
 	// O(OutputLimit) time and garbage per record. A new array keeps the
@@ -97,30 +154,45 @@ func (s *Session) addOutput(e runtime.TraceEvent) {
 	if limit := s.opts.OutputLimit; len(s.output) >= 2*limit {
 		s.output = append(make([]Output, 0, 2*limit), s.output[len(s.output)-limit+1:]...)
 	}
-	s.output = append(s.output, Output{Seq: s.outSeq, Sink: e.Operator, Subtask: e.Subtask, Value: e.Value, Position: s.exec.Position()})
+	s.output = append(s.output, Output{Seq: s.outSeq, Sink: e.Operator, Subtask: e.Subtask, Value: e.Value, Position: pos})
 }
 
 func (s *Session) newCollector() *collector {
-	return &collector{s: s, startSteps: s.exec.Steps()}
+	return &collector{s: s, startSteps: s.exec.Steps(), startPos: s.exec.Position()}
 }
 
 func (c *collector) stop(reason Reason, msg string) *Stop {
 	c.take()
 	c.steps = int(c.s.exec.Steps() - c.startSteps)
-	return c.s.stop(Stop{Reason: reason, Message: msg, Steps: c.steps, Last: c.last, Events: c.events, Truncated: c.trunc})
+	c.records = c.s.exec.Position() - c.startPos
+	c.progress.report(c.s.exec.Position(), c.records)
+	if over := len(c.events) - MaxEvents; over > 0 {
+		c.trunc += over
+		c.events = append(c.events[:0:0], c.events[over:]...)
+	}
+	return c.s.stop(Stop{Reason: reason, Message: msg, Records: c.records, Steps: c.steps, Last: c.last, Events: c.events, Truncated: c.trunc,
+		Changes: c.changes, ChangesDropped: c.dropped})
 }
 
 func (c *collector) failed(err error) (*Stop, error) {
 	var f *runtime.Failure
 	if errors.As(err, &f) {
-		c.take()
-		c.steps = int(c.s.exec.Steps() - c.startSteps)
-		return c.s.stop(Stop{Reason: ReasonFailure, Message: f.Error(), Failure: f, Steps: c.steps, Last: c.last, Events: c.events, Truncated: c.trunc}), nil
+		st := c.stop(ReasonFailure, f.Error())
+		st.Failure = f
+		return st, nil
 	}
 	if errors.Is(err, runtime.ErrFinished) {
-		return c.stop(ReasonEnd, "end of input"), nil
+		return c.stop(ReasonEnd, c.endMessage()), nil
 	}
 	return nil, err
+}
+
+// endMessage says how far the command got before the input ended.
+func (c *collector) endMessage() string {
+	if n := c.s.exec.Position() - c.startPos; n > 0 {
+		return "the input ended after " + fmtRecords(n)
+	}
+	return "the input ended"
 }
 
 // StepInto handles one element by one operator.
@@ -128,30 +200,39 @@ func (s *Session) StepInto() (*Stop, error) {
 	if err := s.usable(); err != nil {
 		return nil, err
 	}
+	s.pendingBefore = false
 	s.mark()
 	c := s.newCollector()
 	info, err := s.exec.StepInto()
 	if err != nil {
 		return c.failed(err)
 	}
+	info = c.sourceRecord(info)
 	c.steps, c.last = 1, info
 	if err := s.afterNext(); err != nil {
 		return nil, err
 	}
-	if bp, err := s.checkBreakpoints(info); err != nil {
+	if bp, err := s.checkBreakpoints(info, false); err != nil {
 		return c.stop(ReasonBreakError, err.Error()), nil
 	} else if bp != nil {
-		return c.breakAt(bp), nil
+		return c.breakAt(bp, false), nil
 	}
 	if s.exec.Finished() {
-		return c.stop(ReasonEnd, "end of input"), nil
+		return c.stop(ReasonEnd, "the input ended"), nil
 	}
 	return c.stop(ReasonStep, describeStep(info)), nil
 }
 
-func (c *collector) breakAt(bp *Breakpoint) *Stop {
-	st := c.stop(ReasonBreakpoint, fmt.Sprintf("breakpoint #%d (%s)", bp.ID, bp.Describe()))
-	st.Breakpoint = bp
+func (c *collector) breakAt(bp *Breakpoint, before bool) *Stop {
+	where := fmt.Sprintf("%s[%d]", c.last.Operator, c.last.Subtask)
+	msg := fmt.Sprintf("breakpoint #%d (%s) · hit %d · ", bp.ID, bp.Describe(), bp.Hits)
+	if before {
+		msg += "before " + where + " handles the record"
+	} else {
+		msg += "after " + where
+	}
+	st := c.stop(ReasonBreakpoint, msg)
+	st.Breakpoint, st.Before = bp, before
 	return st
 }
 
@@ -169,7 +250,8 @@ func describeStep(i runtime.StepInfo) string {
 func (s *Session) Next() (*Stop, error) { return s.NextN(context.Background(), 1) }
 
 // NextN runs n source events (or fewer: a breakpoint, the end, a failure or
-// ctx's cancellation stops it).
+// ctx's cancellation stops it). After a stop in the middle of a record (a
+// breakpoint, a step) the first of them is the rest of that record.
 func (s *Session) NextN(ctx context.Context, n int) (*Stop, error) {
 	return s.run(ctx, n, ReasonNext)
 }
@@ -180,46 +262,78 @@ func (s *Session) Continue(ctx context.Context) (*Stop, error) {
 	return s.run(ctx, -1, ReasonEnd)
 }
 
-// usable refuses to step a closed or failed session.
+// usable refuses to step a closed or failed session, saying what can be
+// done instead.
 func (s *Session) usable() error {
 	if s.exec == nil {
 		return errors.New("session: closed")
 	}
 	if f := s.exec.Failure(); f != nil {
-		return fmt.Errorf("session: the job failed (%v); restart from the last checkpoint or go back", f)
+		cp := s.LatestCheckpoint().Info()
+		return fmt.Errorf("session: the job failed in %s at record %d; restart goes on from checkpoint %d at record %d (R), back returns to before the last command (u): %v",
+			f.Operator, f.Position, cp.CheckpointID, cp.Position, f)
 	}
 	return nil
 }
+
+// progressEvery is how many source records go by between two reports to
+// a Progress: cheap atomics, often enough for a 10 Hz progress line.
+const progressEvery = 64
 
 func (s *Session) run(ctx context.Context, n int, done Reason) (*Stop, error) {
 	if err := s.usable(); err != nil {
 		return nil, err
 	}
+	skipBefore := s.pendingBefore
+	s.pendingBefore = false
 	s.mark()
 	c := s.newCollector()
-	checkEach := len(s.activeBreakpoints()) > 0
-	events := 0
-	for n < 0 || events < n {
+	p := progressOf(ctx)
+	p.begin(s.exec.Position())
+	c.progress = p
+	active := s.activeBreakpoints()
+	checkEach := len(active) > 0
+	before := false
+	for _, b := range active {
+		before = before || b.Before
+	}
+	// units counts source events finished: a record started before this
+	// command (a step, a breakpoint) is the first of them.
+	units := 0
+	for n < 0 || units < n {
 		if ctx.Err() != nil {
-			return c.stop(ReasonInterrupted, "interrupted"), nil
+			return c.stop(ReasonInterrupted, "interrupted after "+fmtRecords(int64(units))), nil
 		}
 		if s.exec.Finished() {
-			return c.stop(ReasonEnd, "end of input"), nil
+			return c.stop(ReasonEnd, c.endMessage()), nil
 		}
 		if !checkEach {
 			if err := s.exec.Next(); err != nil {
 				return c.failed(err)
 			}
-			c.steps++
 		} else {
 			for {
+				if before && !skipBefore {
+					if info, ok := s.exec.Peek(); ok {
+						bp, err := s.checkBreakpoints(info, true)
+						if err != nil {
+							return c.stop(ReasonBreakError, err.Error()), nil
+						}
+						if bp != nil {
+							c.last = info
+							s.pendingBefore = true
+							return c.breakAt(bp, true), nil
+						}
+					}
+				}
+				skipBefore = false
 				info, err := s.exec.StepInto()
 				if err != nil {
 					return c.failed(err)
 				}
-				c.steps++
+				info = c.sourceRecord(info)
 				c.last = info
-				bp, err := s.checkBreakpoints(info)
+				bp, err := s.checkBreakpoints(info, false)
 				if err != nil {
 					return c.stop(ReasonBreakError, err.Error()), nil
 				}
@@ -227,26 +341,26 @@ func (s *Session) run(ctx context.Context, n int, done Reason) (*Stop, error) {
 					if s.exec.Idle() {
 						_ = s.afterNext()
 					}
-					return c.breakAt(bp), nil
+					return c.breakAt(bp, false), nil
 				}
 				if s.exec.Idle() {
 					break
 				}
 			}
 		}
-		events++
+		units++
+		c.take()
 		if err := s.afterNext(); err != nil {
 			return nil, err
 		}
-		// Keep the trace of long runs bounded while they go.
-		if c.steps%256 == 0 {
-			c.take()
+		if units%progressEvery == 0 {
+			p.report(s.exec.Position(), s.exec.Position()-c.startPos)
 		}
 	}
 	if s.exec.Finished() {
-		return c.stop(ReasonEnd, "end of input"), nil
+		return c.stop(ReasonEnd, c.endMessage()), nil
 	}
-	return c.stop(done, fmt.Sprintf("%d records", events)), nil
+	return c.stop(done, fmtRecords(int64(units))), nil
 }
 
 // mark remembers where a stepping command started, for Back: the position
@@ -300,17 +414,40 @@ func (s *Session) Back() (*Stop, error) {
 		Replayed: s.exec.Position() - cp.Info().Position}), nil
 }
 
-// AdvanceWatermark sends the watermark wm (epoch ms) from every source.
+// AdvanceWatermark sends the watermark wm (epoch ms) from every source. A
+// watermark that does not move event time forward changes nothing (Flink's
+// sources and operators ignore it), and the stop says it was ignored.
 func (s *Session) AdvanceWatermark(wm int64) (*Stop, error) {
 	if err := s.usable(); err != nil {
 		return nil, err
 	}
 	c := s.newCollector()
+	if cur := s.sourceWatermark(); wm <= cur {
+		return c.stop(ReasonTime, fmt.Sprintf("watermark %s ignored: it is not after the sources' watermark %s (event time only moves forward)", state.FormatMillis(wm), state.FormatMillis(cur))), nil
+	}
 	if err := s.exec.AdvanceWatermark(wm); err != nil {
 		return c.failed(err)
 	}
 	s.commands = append(s.commands, timeCommand{position: s.exec.Position(), watermark: true, value: wm})
 	return c.stop(ReasonTime, "watermark "+state.FormatMillis(wm)), nil
+}
+
+// sourceWatermark is the lowest watermark of the source operators: a
+// watermark command moves event time when it is above it.
+func (s *Session) sourceWatermark() int64 {
+	wm := int64(math.MaxInt64)
+	seen := false
+	for _, v := range s.exec.Subtasks() {
+		for _, op := range v.Operators {
+			if op.Info.IsSource {
+				wm, seen = min(wm, op.Watermark), true
+			}
+		}
+	}
+	if !seen {
+		return math.MinInt64
+	}
+	return wm
 }
 
 // AdvanceProcessingTime moves the virtual processing clock by ms.
