@@ -61,7 +61,19 @@ type history struct {
 	order []EntryID // entries by first write, for forgetting the oldest
 	// trimmed counts entries whose oldest revisions were forgotten.
 	trimmed map[EntryID]int
+	// log is the recent writes in order, so that going back undoes the
+	// writes after the target without visiting every entry.
+	log []logged
 }
+
+type logged struct {
+	pos int64
+	id  EntryID
+}
+
+// historyLog bounds the writes the log keeps; going back further than
+// it reaches visits every entry instead.
+const historyLog = 4 * HistoryEntries
 
 func (h *history) add(id EntryID, r Revision) {
 	if h.revs == nil {
@@ -77,15 +89,38 @@ func (h *history) add(id EntryID, r Revision) {
 			delete(h.trimmed, old)
 		}
 	}
-	if len(revs) == HistoryPerEntry {
+	if len(revs) >= HistoryPerEntry {
 		revs = append(revs[:0:0], revs[1:]...)
 		h.trimmed[id]++
 	}
 	h.revs[id] = append(revs, r)
+	if len(h.log) >= 2*historyLog {
+		h.log = append(h.log[:0:0], h.log[len(h.log)-historyLog:]...)
+	}
+	h.log = append(h.log, logged{pos: r.Position, id: id})
 }
 
-// truncate forgets the revisions after position pos (Back, restart).
+// truncate forgets the revisions after position pos (Back, restart): it
+// undoes the logged writes after pos, newest first, or visits every entry
+// when the log does not reach back that far.
 func (h *history) truncate(pos int64) {
+	if len(h.log) == 0 || h.log[len(h.log)-1].pos <= pos {
+		return
+	}
+	if h.log[0].pos <= pos {
+		for len(h.log) > 0 && h.log[len(h.log)-1].pos > pos {
+			id := h.log[len(h.log)-1].id
+			h.log = h.log[:len(h.log)-1]
+			revs := h.revs[id]
+			if n := len(revs); n > 0 && revs[n-1].Position > pos {
+				// An entry left without revisions keeps its place in the
+				// order (an empty slice), so it is never listed twice.
+				h.revs[id] = revs[:n-1]
+			}
+		}
+		return
+	}
+	h.log = nil
 	kept := h.order[:0]
 	for _, id := range h.order {
 		revs := h.revs[id]
@@ -109,6 +144,9 @@ func (h *history) reset() { *h = history{} }
 // History returns the revisions of an entry in this session, oldest first,
 // and how many older ones were forgotten (HistoryPerEntry).
 func (s *Session) History(id EntryID) (revs []Revision, forgotten int) {
+	if len(s.hist.revs[id]) == 0 {
+		return nil, 0
+	}
 	r := s.hist.revs[id]
 	return append([]Revision(nil), r...), s.hist.trimmed[id]
 }

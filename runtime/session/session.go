@@ -278,6 +278,10 @@ func (s *Session) dropOutputsAfter(seq int64) {
 	for n > 0 && s.output[n-1].Seq > seq {
 		n--
 	}
+	s.outSeq = seq
+	if n == len(s.output) {
+		return
+	}
 	// A new array: slices Outputs returned earlier stay as they were.
 	s.output = append([]Output(nil), s.output[:n]...)
 	s.outSeq = seq

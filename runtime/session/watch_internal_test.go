@@ -27,3 +27,36 @@ func TestEvalWatchErrorKeepsTheWatch(t *testing.T) {
 		t.Fatalf("Last() = %+v: want the error result", last)
 	}
 }
+
+// History: going back undoes the revisions after the target, by the log
+// or (beyond it) by visiting every entry, and an entry is listed once.
+func TestHistoryTruncate(t *testing.T) {
+	var h history
+	a, b := EntryID{Key: "a"}, EntryID{Key: "b"}
+	for pos := int64(1); pos <= 6; pos++ {
+		h.add(a, Revision{Position: pos, New: pos})
+		if pos%2 == 0 {
+			h.add(b, Revision{Position: pos, New: pos})
+		}
+	}
+	h.truncate(3)
+	if n := len(h.revs[a]); n != 3 || h.revs[a][2].Position != 3 {
+		t.Fatalf("a after truncate(3): %+v", h.revs[a])
+	}
+	if n := len(h.revs[b]); n != 1 {
+		t.Fatalf("b after truncate(3): %+v", h.revs[b])
+	}
+	h.truncate(0)
+	h.add(b, Revision{Position: 1})
+	if len(h.order) != 1 || h.order[0] != b || len(h.revs[a]) != 0 || len(h.revs[b]) != 1 {
+		t.Fatalf("after truncate(0) and a write of b: order %v, a %v, b %v", h.order, h.revs[a], h.revs[b])
+	}
+	// Beyond the log: every entry is visited.
+	h.log = h.log[len(h.log)-1:]
+	h.log[0].pos = 5
+	h.add(a, Revision{Position: 9})
+	h.truncate(2)
+	if len(h.revs[a]) != 0 || len(h.revs[b]) != 1 {
+		t.Fatalf("full truncate: a %v b %v", h.revs[a], h.revs[b])
+	}
+}
