@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -242,11 +243,40 @@ func openCatalog(dir string) (state.Catalog, error) {
 	return savepoint.Open(vfs.Default, dir)
 }
 
+// openCatalogPlan is openCatalog naming a Flink savepoint's operators from
+// a compiled SQL plan: planFile, or plan.json beside the savepoint
+// directory (or in it) when planFile is "", with a log line saying so.
+func openCatalogPlan(e *env, dir, planFile string) (state.Catalog, error) {
+	if !flink.IsFlink(dir) {
+		if planFile != "" {
+			return nil, usageError{fmt.Errorf("--plan applies to Apache Flink savepoints; %s is not one", dir)}
+		}
+		return savepoint.Open(vfs.Default, dir)
+	}
+	sp, err := flink.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	if planFile == "" {
+		planFile = flink.FindPlan(dir)
+		if planFile != "" {
+			e.log.Info("using the compiled plan found beside the savepoint", "plan", planFile)
+		}
+	}
+	if planFile != "" {
+		if err := sp.ApplyPlanFile(planFile); err != nil {
+			return nil, err
+		}
+	}
+	return sp, nil
+}
+
 type queryCmd struct {
-	Target string `arg:"" help:"Savepoint directory (ours or Apache Flink's)."`
-	Query  string `arg:"" help:"The query, e.g. \"SELECT key, value FROM keyed_state WHERE key = 'key_662'\"."`
-	Format string `help:"Output: table, json or csv." enum:"table,json,csv" default:"table"`
-	Plan   string `help:"Flink SQL compiled plan (COMPILE PLAN JSON) naming the operators of a Flink savepoint (default: plan.json beside the savepoint directory, if present)."`
+	Target         string `arg:"" help:"Savepoint directory (ours or Apache Flink's)."`
+	Query          string `arg:"" help:"The query, e.g. \"SELECT key, value FROM keyed_state WHERE key = 'key_662'\"."`
+	Format         string `help:"Output: table, json or csv." enum:"table,json,csv" default:"table"`
+	Plan           string `help:"Flink SQL compiled plan (COMPILE PLAN JSON) naming the operators of a Flink savepoint (default: plan.json beside the savepoint directory, if present)."`
+	SkipUnreadable bool   `help:"Read the states that can be read when the query needs some that cannot (warning on stderr for each), instead of failing."`
 }
 
 func (q *queryCmd) Run(e *env) error {
@@ -254,29 +284,46 @@ func (q *queryCmd) Run(e *env) error {
 	if err != nil {
 		return usageError{err}
 	}
-	cat, err := openCatalog(q.Target)
+	cat, err := openCatalogPlan(e, q.Target, q.Plan)
 	if err != nil {
 		return err
 	}
 	if closer, ok := cat.(io.Closer); ok {
 		defer closer.Close()
 	}
-	rows, err := query.Run(context.Background(), cat, parsed)
+	opts := query.Options{SkipUnreadable: q.SkipUnreadable, Warn: func(m state.StateMeta) {
+		fmt.Fprintln(e.stderr, "streamdbg: warning: skipped:", query.UnreadableText(m))
+	}}
+	rows, err := query.RunWith(context.Background(), cat, parsed, opts)
 	if err != nil {
+		var u *query.UnreadableError
+		if errors.As(err, &u) {
+			return fmt.Errorf("%w (--skip-unreadable reads the other states)", err)
+		}
 		return err
 	}
 	return query.Format(e.stdout, rows, q.Format)
 }
 
 type openCmd struct {
-	Dir string `arg:"" help:"Savepoint directory (ours or Apache Flink's)."`
+	Dir  string `arg:"" help:"Savepoint directory (ours or Apache Flink's)."`
+	Plan string `help:"Flink SQL compiled plan (COMPILE PLAN JSON) naming the operators of a Flink savepoint (default: plan.json beside the savepoint directory, if present)."`
 }
 
 func (o *openCmd) Run(e *env) error {
 	if !term.IsTerminal(os.Stdout.Fd()) {
 		return usageError{errors.New(tui.NotTerminalHint("open"))}
 	}
-	return tui.Browse(o.Dir, tui.Options{})
+	te, closeLog := tuiEnv(e)
+	defer closeLog()
+	cat, err := openCatalogPlan(te, o.Dir, o.Plan)
+	if err != nil {
+		return err
+	}
+	if closer, ok := cat.(io.Closer); ok {
+		defer closer.Close()
+	}
+	return tui.BrowseCatalog(cat, o.Dir, tui.Options{})
 }
 
 type savepointCmd struct {
@@ -285,24 +332,29 @@ type savepointCmd struct {
 }
 
 type inspectCmd struct {
-	Dir string `arg:"" help:"Savepoint directory (ours or Apache Flink's)."`
+	Dir  string `arg:"" help:"Savepoint directory (ours or Apache Flink's)."`
+	Plan string `help:"Flink SQL compiled plan (COMPILE PLAN JSON) naming the operators of a Flink savepoint (default: plan.json beside the savepoint directory, if present)."`
 }
 
 func (i *inspectCmd) Run(e *env) error {
-	cat, err := openCatalog(i.Dir)
+	cat, err := openCatalogPlan(e, i.Dir, i.Plan)
 	if err != nil {
 		return err
 	}
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "OPERATOR\tID\tUID\tPARALLELISM\tMAX PARALLELISM\tNOTES")
 	for _, o := range cat.Operators() {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\n", o.Name, o.ID, o.UID, o.Parallelism, o.MaxParallelism, strings.Join(o.Unsupported, "; "))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\n", o.Name, o.ID, o.UID, o.Parallelism, o.MaxParallelism, strings.Join(append(slices.Clone(o.Notes), o.Unsupported...), "; "))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "OPERATOR\tSTATE\tSCOPE\tKIND\tKEY\tNAMESPACE\tUSER KEY\tVALUE\tENTRIES\tBYTES")
+	fmt.Fprintln(w, "OPERATOR\tSTATE\tSCOPE\tKIND\tKEY\tNAMESPACE\tUSER KEY\tVALUE\tENTRIES\tBYTES\tSTATUS")
 	for _, m := range cat.States() {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\n", m.OperatorName, m.StateName, m.Scope, m.Kind,
-			dash(m.KeyType), dash(m.NamespaceType), dash(m.UserKeyType), dash(m.ValueType), m.Entries, m.Bytes)
+		status := m.Status
+		if status == "" {
+			status = "ok"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", m.OperatorName, m.StateName, m.Scope, m.Kind,
+			dash(m.KeyType), dash(m.NamespaceType), dash(m.UserKeyType), dash(m.ValueType), m.Entries, m.Bytes, status)
 	}
 	return w.Flush()
 }

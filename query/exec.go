@@ -102,7 +102,7 @@ func Explain(cat Catalog, q *Query) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	pl, err := planQuery(cat, p)
+	pl, err := planQuery(cat, p, Options{SkipUnreadable: true})
 	if err != nil {
 		return "", err
 	}
@@ -111,13 +111,19 @@ func Explain(cat Catalog, q *Query) (string, error) {
 
 // Run checks and plans a query and returns its rows, which are read from
 // the catalog as they are consumed. An EXPLAIN query returns one column,
-// plan, with one row per line of the plan.
+// plan, with one row per line of the plan. A query that needs a state the
+// catalog cannot read fails with an *UnreadableError (see RunWith).
 func Run(ctx context.Context, cat Catalog, q *Query) (*Rows, error) {
+	return RunWith(ctx, cat, q, Options{})
+}
+
+// RunWith is Run with options.
+func RunWith(ctx context.Context, cat Catalog, q *Query, opts Options) (*Rows, error) {
 	p, err := compileQuery(q)
 	if err != nil {
 		return nil, err
 	}
-	pl, err := planQuery(cat, p)
+	pl, err := planQuery(cat, p, opts)
 	if err != nil {
 		return nil, err
 	}

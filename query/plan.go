@@ -223,8 +223,9 @@ type scan struct {
 // plan is a program with the catalog reads chosen.
 type plan struct {
 	*program
-	scans  []scan
-	pushed []string
+	scans   []scan
+	pushed  []string
+	skipped []state.StateMeta // unreadable states left out (Options.SkipUnreadable)
 }
 
 // pushdown holds what the top-level AND of a WHERE pins down.
@@ -258,23 +259,30 @@ func (p *program) pushdown() pushdown {
 	return pd
 }
 
-// pinned recognises `col = const`, `const = col` and `col IN (consts)`.
+// pinned recognises `col = const`, `const = col` and `col IN (consts)`,
+// where col is a column or a field of the key (key.b, pinned as "key.b").
 func pinned(x *xexpr) (col string, vals []any, ok bool) {
 	switch {
 	case x.kind == xCmp && x.op == "=":
 		a, b := x.args[0], x.args[1]
-		if a.kind != xCol {
+		name, isCol := pinnedColumn(a)
+		if !isCol {
 			a, b = b, a
+			name, isCol = pinnedColumn(a)
 		}
-		if a.kind != xCol {
+		if !isCol {
 			return "", nil, false
 		}
 		v, ok := constValue(b)
 		if !ok {
 			return "", nil, false
 		}
-		return strings.ToLower(a.name), nonNull(v), true
-	case x.kind == xIn && !x.not && x.args[0].kind == xCol:
+		return name, nonNull(v), true
+	case x.kind == xIn && !x.not:
+		name, isCol := pinnedColumn(x.args[0])
+		if !isCol {
+			return "", nil, false
+		}
 		for _, y := range x.args[1:] {
 			v, ok := constValue(y)
 			if !ok {
@@ -282,9 +290,21 @@ func pinned(x *xexpr) (col string, vals []any, ok bool) {
 			}
 			vals = append(vals, nonNull(v)...)
 		}
-		return strings.ToLower(x.args[0].name), vals, true
+		return name, vals, true
 	}
 	return "", nil, false
+}
+
+// pinnedColumn names what a pushdown can pin: a column, or one field of
+// the key column.
+func pinnedColumn(x *xexpr) (string, bool) {
+	switch {
+	case x.kind == xCol:
+		return strings.ToLower(x.name), true
+	case x.kind == xField && x.args[0].kind == xCol && strings.EqualFold(x.args[0].name, "key"):
+		return "key." + x.name, true
+	}
+	return "", false
 }
 
 func nonNull(v any) []any {
@@ -329,8 +349,10 @@ func (pd pushdown) has(cols ...string) bool {
 	return false
 }
 
-// planQuery chooses what to read from the catalog.
-func planQuery(cat Catalog, p *program) (*plan, error) {
+// planQuery chooses what to read from the catalog. A state the catalog
+// cannot read (StateMeta.Status) that the query needs fails the plan, or
+// is left out under opts.SkipUnreadable.
+func planQuery(cat Catalog, p *program, opts Options) (*plan, error) {
 	pl := &plan{program: p}
 	pd := p.pushdown()
 	use := func(cols ...string) {
@@ -341,56 +363,94 @@ func planQuery(cat Catalog, p *program) (*plan, error) {
 	metaOK := func(m state.StateMeta) bool {
 		return pd.allows("operator_name", m.OperatorName) && pd.allows("operator_id", m.OperatorID) && pd.allows("state_name", m.StateName)
 	}
+	pick := func(keep func(state.StateMeta) bool) []state.StateMeta {
+		var out []state.StateMeta
+		for _, m := range cat.States() {
+			if keep(m) {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
 	switch p.table.kind {
 	case tableMeta:
 		pl.scans = []scan{{label: "state_meta", meta: true}}
 	case tableKeyed:
-		if !pd.has("operator_name", "operator_id", "state_name", "key") {
+		pushed := pd.has("operator_name", "operator_id", "state_name", "key") || pd.keyFields() != nil
+		metas, skipped, err := pl.gaps(pick(func(m state.StateMeta) bool {
+			return m.Scope == state.ScopeKeyed && m.Kind != state.KindTimers && (!pushed || metaOK(m))
+		}), opts)
+		if err != nil {
+			return nil, err
+		}
+		if !pushed && !skipped {
 			pl.scans = []scan{{label: "all keyed states", keyed: &state.KeyedScan{}, keyGroups: "all"}}
 			break
 		}
-		use("operator_name", "operator_id", "state_name", "key")
-		for _, m := range cat.States() {
-			if m.Scope == state.ScopeKeyed && m.Kind != state.KindTimers && metaOK(m) {
-				pl.scans = append(pl.scans, keyedScan(cat, m, pd))
-			}
+		use(append([]string{"operator_name", "operator_id", "state_name", "key"}, pd.keyFields()...)...)
+		for _, m := range metas {
+			pl.scans = append(pl.scans, keyedScan(cat, m, pd))
 		}
 	case tableOperator:
-		if !pd.has("operator_name", "operator_id", "state_name") {
+		pushed := pd.has("operator_name", "operator_id", "state_name")
+		metas, skipped, err := pl.gaps(pick(func(m state.StateMeta) bool {
+			return m.Scope == state.ScopeOperator && (!pushed || metaOK(m))
+		}), opts)
+		if err != nil {
+			return nil, err
+		}
+		if !pushed && !skipped {
 			pl.scans = []scan{{label: "all operator states", operator: &state.OperatorScan{}}}
 			break
 		}
 		use("operator_name", "operator_id", "state_name")
-		for _, m := range cat.States() {
-			if m.Scope == state.ScopeOperator && metaOK(m) {
-				pl.scans = append(pl.scans, scan{label: m.QualifiedName(), operator: &state.OperatorScan{OperatorID: m.OperatorID, StateName: m.StateName}})
-			}
+		for _, m := range metas {
+			pl.scans = append(pl.scans, scan{label: m.QualifiedName(), operator: &state.OperatorScan{OperatorID: m.OperatorID, StateName: m.StateName}})
 		}
 	case tableTimers:
-		if !pd.has("operator_name", "operator_id") {
+		pushed := pd.has("operator_name", "operator_id")
+		opOK := func(id, name string) bool {
+			return !pushed || pd.allows("operator_name", name) && pd.allows("operator_id", id)
+		}
+		// Timers need an operator's timer states, and the states whose
+		// kind is not known may be timers too.
+		_, skipped, err := pl.gaps(pick(func(m state.StateMeta) bool {
+			return (m.Kind == state.KindTimers || m.Kind == state.KindUnknown) && opOK(m.OperatorID, m.OperatorName)
+		}), opts)
+		if err != nil {
+			return nil, err
+		}
+		if !pushed && !skipped {
 			pl.scans = []scan{{label: "all timers", timers: &state.TimerScan{}, keyGroups: "all"}}
 			break
 		}
 		use("operator_name", "operator_id")
 		for _, op := range cat.Operators() {
-			if pd.allows("operator_name", op.Name) && pd.allows("operator_id", op.ID) {
-				pl.scans = append(pl.scans, scan{label: op.Name, timers: &state.TimerScan{OperatorID: op.ID}, keyGroups: "all"})
+			if !opOK(op.ID, op.Name) || pl.skips(op.ID) {
+				continue
 			}
+			pl.scans = append(pl.scans, scan{label: op.Name, timers: &state.TimerScan{OperatorID: op.ID}, keyGroups: "all"})
 		}
 	case tableShorthand:
 		metas, err := resolveShorthand(cat, p.tableRef)
 		if err != nil {
 			return nil, err
 		}
-		use("state_name", "key")
+		var used []state.StateMeta
 		for _, m := range metas {
-			if !pd.allows("state_name", m.StateName) {
-				continue
+			if pd.allows("state_name", m.StateName) && m.Kind != state.KindTimers {
+				used = append(used, m)
 			}
+		}
+		if used, _, err = pl.gaps(used, opts); err != nil {
+			return nil, err
+		}
+		use(append([]string{"state_name", "key"}, pd.keyFields()...)...)
+		for _, m := range used {
 			switch {
 			case m.Scope == state.ScopeOperator:
 				pl.scans = append(pl.scans, scan{label: m.QualifiedName(), operator: &state.OperatorScan{OperatorID: m.OperatorID, StateName: m.StateName}})
-			case m.Kind != state.KindTimers:
+			default:
 				pl.scans = append(pl.scans, keyedScan(cat, m, pd))
 			}
 		}
@@ -398,13 +458,27 @@ func planQuery(cat Catalog, p *program) (*plan, error) {
 	return pl, nil
 }
 
+// skips reports whether the plan left out a state of this operator.
+func (pl *plan) skips(opID string) bool {
+	for _, m := range pl.skipped {
+		if m.OperatorID == opID {
+			return true
+		}
+	}
+	return false
+}
+
 // keyedScan reads one keyed state, only the key groups of the pinned keys
-// when every key maps to one.
+// when every key maps to one. Keys are pinned whole (key = 2) or field by
+// field (key.b = 2 AND key.c = 'x': the catalog gets each combination as an
+// object of those fields).
 func keyedScan(cat Catalog, m state.StateMeta, pd pushdown) scan {
 	s := scan{label: m.QualifiedName(), keyed: &state.KeyedScan{OperatorID: m.OperatorID, StateName: m.StateName}, keyGroups: "all"}
 	keys, ok := pd.values["key"]
 	if !ok {
-		return s
+		if keys, ok = pd.keyObjects(); !ok {
+			return s
+		}
 	}
 	kgs := []int{}
 	for _, k := range keys {
@@ -428,6 +502,53 @@ func keyedScan(cat Catalog, m state.StateMeta, pd pushdown) scan {
 	}
 	s.keyGroups = strings.Join(strs, ", ")
 	return s
+}
+
+// keyFields lists the pinned fields of the key (key.b), sorted.
+func (pd pushdown) keyFields() []string {
+	var out []string
+	for c := range pd.values {
+		if strings.HasPrefix(c, "key.") {
+			out = append(out, c)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// maxKeyObjects bounds the combinations of pinned key fields looked up.
+const maxKeyObjects = 64
+
+// keyObjects makes the keys the pinned key fields allow: every combination
+// of their values, each an object of field name to value.
+func (pd pushdown) keyObjects() ([]any, bool) {
+	fields := pd.keyFields()
+	if len(fields) == 0 {
+		return nil, false
+	}
+	combos := []map[string]any{{}}
+	for _, f := range fields {
+		var next []map[string]any
+		for _, c := range combos {
+			for _, v := range pd.values[f] {
+				m := make(map[string]any, len(c)+1)
+				for k, x := range c {
+					m[k] = x
+				}
+				m[strings.TrimPrefix(f, "key.")] = v
+				next = append(next, m)
+			}
+		}
+		if len(next) > maxKeyObjects {
+			return nil, false
+		}
+		combos = next
+	}
+	out := make([]any, len(combos))
+	for i, c := range combos {
+		out[i] = c
+	}
+	return out, true
 }
 
 // resolveShorthand finds the states of `"op"` or `"op"."state"`. The
@@ -525,6 +646,9 @@ func (pl *plan) explain() string {
 		case s.timers != nil:
 			fmt.Fprintf(&b, "scan: %s (timers), key groups: %s\n", s.label, s.keyGroups)
 		}
+	}
+	for _, m := range pl.skipped {
+		fmt.Fprintf(&b, "skipped (unreadable): %s (%s)\n", m.QualifiedName(), m.Status)
 	}
 	if len(pl.pushed) > 0 {
 		fmt.Fprintf(&b, "pushed down: %s\n", strings.Join(pl.pushed, " AND "))

@@ -77,7 +77,16 @@ var metaTable = &table{name: "state_meta", kind: tableMeta, cols: []column{
 	{"value_type", tString, func(r *srcRow) any { return nilIfEmpty(r.meta.ValueType) }, nil},
 	{"entries", tInt, func(r *srcRow) any { return r.meta.Entries }, nil},
 	{"bytes", tInt, func(r *srcRow) any { return r.meta.Bytes }, nil},
+	{"status", tString, func(r *srcRow) any { return statusText(r.meta.Status) }, func(r *srcRow) string { return statusText(r.meta.Status) }},
 }}
+
+// statusText is the status column: ok, or why the state cannot be read.
+func statusText(s string) string {
+	if s == "" {
+		return "ok"
+	}
+	return s
+}
 
 var keyedTable = &table{name: "keyed_state", kind: tableKeyed, cols: []column{
 	{"operator_id", tString, func(r *srcRow) any { return r.keyed.OperatorID }, func(r *srcRow) string { return r.keyed.OperatorID }},

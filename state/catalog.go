@@ -20,6 +20,9 @@ type OperatorInfo struct {
 	// Unsupported lists what a reader could not open for this operator
 	// (e.g. "keyed state: native RocksDB format not supported").
 	Unsupported []string
+	// Notes are other facts a reader knows of the operator (e.g. the node
+	// of a compiled SQL plan it comes from and that node's states).
+	Notes []string
 }
 
 // KeyedRow is one row of the keyed_state table. Key, Namespace, UserKey and
@@ -71,9 +74,10 @@ type KeyedScan struct {
 	// empty non-nil slice none.
 	KeyGroups []int
 	// Keys, when not nil, are the only keys the reader wants (query
-	// literals, dynamic values). A catalog may drop rows of other keys before
-	// decoding them — by comparing encoded bytes (see KeyFilter) — or return
-	// them anyway: the reader filters again.
+	// literals, dynamic values; a map[string]any stands for a key of which
+	// those fields are known, from key.f = literal). A catalog may drop rows
+	// of other keys before decoding them — by comparing encoded bytes (see
+	// KeyFilter) — or return them anyway: the reader filters again.
 	Keys []any
 }
 

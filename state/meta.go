@@ -45,6 +45,9 @@ const (
 	KindUnionList
 	KindBroadcast
 	KindTimers
+	// KindUnknown is the kind of a state a reader lists without knowing
+	// what it is (its meta information could not be read).
+	KindUnknown
 )
 
 var kindNames = [...]string{
@@ -57,6 +60,7 @@ var kindNames = [...]string{
 	KindUnionList:   "union_list",
 	KindBroadcast:   "broadcast",
 	KindTimers:      "timers",
+	KindUnknown:     "unknown",
 }
 
 func (k Kind) String() string {
@@ -120,6 +124,10 @@ type StateMeta struct {
 	// a state is only declared.
 	Entries int64 `json:"entries"`
 	Bytes   int64 `json:"bytes"`
+	// Status is empty when the state can be read, else why it cannot (an
+	// unknown serializer, an unsupported layout): such a state is listed,
+	// never silently left out, and queries that need it fail.
+	Status string `json:"status,omitempty"`
 }
 
 // QualifiedName is "operator.state", the way people refer to a state.

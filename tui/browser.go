@@ -343,7 +343,11 @@ func (b *browser) metaView(h int) string {
 	var rows [][]string
 	for i := first; i < len(b.states) && len(rows) < h-3; i++ {
 		m := b.states[i]
-		rows = append(rows, []string{m.OperatorName, m.StateName, fmt.Sprint(m.Scope), fmt.Sprint(m.Kind), m.KeyType, m.ValueType,
+		value := m.ValueType
+		if m.Status != "" {
+			value = "unreadable: " + m.Status // StateMeta.Status: why the reader cannot read it
+		}
+		rows = append(rows, []string{m.OperatorName, m.StateName, fmt.Sprint(m.Scope), fmt.Sprint(m.Kind), m.KeyType, value,
 			fmt.Sprint(m.Entries), fmt.Sprint(m.Bytes)})
 	}
 	lines := table(b.st, cols, rows, b.w-2, func(i, j int, s string) string {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"streamdbg/state"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -65,6 +66,16 @@ func Browse(dir string, o Options) error {
 	}
 	defer closeCatalog(b.cat)
 	_, err = o.program(&browserModel{b: b, st: &st, noColor: o.noColor()}).Run()
+	return err
+}
+
+// BrowseCatalog is Browse over a catalog the caller opened (e.g. a Flink
+// savepoint named from its compiled SQL plan); name titles the screen.
+func BrowseCatalog(cat state.Catalog, name string, o Options) error {
+	st := styles.New(true, o.noColor())
+	k := keys.Default()
+	b := newBrowser(cat, name, &st, &k, false)
+	_, err := o.program(&browserModel{b: b, st: &st, noColor: o.noColor()}).Run()
 	return err
 }
 

@@ -54,27 +54,29 @@ func (sp *Savepoint) keyedFiles(opSel string) []keyedFile {
 // state gives one row per element (UserKey = position), map state one row
 // per entry (UserKey = map key). Timers are not keyed rows: see Timers.
 //
-// A keyed file whose header cannot be read (an unknown serializer) is an
-// error when the scan names its operator or one of its states; a scan of
-// everything skips it (Operators reports it as unsupported).
+// States that cannot be read (their StateMeta has a Status) give no rows;
+// a scan that names their operator or the state itself gets an error
+// saying why (before the rows of the other states), a scan of everything
+// does not: States lists them.
 func (sp *Savepoint) Keyed(scan state.KeyedScan) iter.Seq2[state.KeyedRow, error] {
 	return func(yield func(state.KeyedRow, error) bool) {
 		for _, f := range sp.keyedFiles(scan.OperatorID) {
 			name := sp.opName(f.op)
 			want := func(m *stateMeta) bool {
-				return m.backendType == backendKeyValue && (scan.StateName == "" || scan.StateName == m.name)
+				return m.backendType != backendPriorityQueue && (scan.StateName == "" || scan.StateName == m.name)
 			}
-			if f.header.err != nil && sp.explicitlyWanted(f, scan.OperatorID, scan.StateName) {
-				if !yield(state.KeyedRow{}, f.header.err) {
+			if scan.OperatorID != "" || scan.StateName != "" {
+				if err := f.problem(want); err != nil && !yield(state.KeyedRow{}, err) {
 					return
 				}
-				continue
 			}
-			if f.header.err != nil || !slices.ContainsFunc(f.header.states, want) {
+			ok := f.readable()
+			readable := func(m *stateMeta) bool { return ok[m.index] && want(m) }
+			if f.header.key == nil || !slices.ContainsFunc(f.header.states, readable) {
 				continue
 			}
 			keep := keyMatcher(scan.Keys)
-			for e, err := range sp.keyedEntries(f, scan, want, keep) {
+			for e, err := range sp.keyedEntries(f, scan, readable, keep) {
 				if err != nil {
 					if !yield(state.KeyedRow{}, err) {
 						return
@@ -104,19 +106,39 @@ func (sp *Savepoint) Keyed(scan state.KeyedScan) iter.Seq2[state.KeyedRow, error
 	}
 }
 
-func (sp *Savepoint) explicitlyWanted(f keyedFile, opSel, stateSel string) bool {
-	if opSel != "" {
-		return true
+// readable lists, by state index, whether each state of the file can be
+// read.
+func (f keyedFile) readable() []bool {
+	out := make([]bool, len(f.header.states))
+	for i := range out {
+		out[i] = f.header.stateStatus(i, f.handle.kind == handleKeyGroupsV2) == ""
 	}
-	if stateSel == "" {
-		return false
-	}
-	for _, m := range f.header.states {
-		if m.name == stateSel {
-			return true
+	return out
+}
+
+// problem is the error for the wanted states of the file that cannot be
+// read: the first such listed state, or the header's gap when it may hide
+// wanted states. nil when every wanted state is readable.
+func (f keyedFile) problem(want func(*stateMeta) bool) error {
+	native := f.handle.kind == handleKeyGroupsV2
+	found := false
+	for i, m := range f.header.states {
+		if !want(m) {
+			continue
+		}
+		found = true
+		if st := f.header.stateStatus(i, native); st != "" {
+			err := error(ErrUnsupported)
+			if m.unreadable != "" {
+				err = &UnknownSerializerError{Class: m.unreadable}
+			}
+			return &FormatError{File: f.handle.stream.String(), Msg: fmt.Sprintf("state %q of operator %s cannot be read: %s", m.name, f.op.id, st), Err: err}
 		}
 	}
-	return false
+	if g := f.header.gap(); g != "" && (!found || f.header.err != nil && !isUnknownSerializer(f.header.err)) {
+		return fmt.Errorf("flink: operator %s: %s: %w", f.op.id, g, f.header.err)
+	}
+	return nil
 }
 
 // Timers streams the timers of keyed operators.
@@ -124,17 +146,18 @@ func (sp *Savepoint) Timers(scan state.TimerScan) iter.Seq2[state.TimerRow, erro
 	return func(yield func(state.TimerRow, error) bool) {
 		for _, f := range sp.keyedFiles(scan.OperatorID) {
 			want := func(m *stateMeta) bool { return m.backendType == backendPriorityQueue }
-			if f.header.err != nil {
-				if scan.OperatorID != "" && !yield(state.TimerRow{}, f.header.err) {
+			if scan.OperatorID != "" {
+				if err := f.problem(want); err != nil && !yield(state.TimerRow{}, err) {
 					return
 				}
-				continue
 			}
-			if !slices.ContainsFunc(f.header.states, want) {
+			ok := f.readable()
+			readable := func(m *stateMeta) bool { return ok[m.index] && want(m) }
+			if f.header.key == nil || !slices.ContainsFunc(f.header.states, readable) {
 				continue
 			}
 			name := sp.opName(f.op)
-			for e, err := range sp.entries(f, scan.KeyGroups, want) {
+			for e, err := range sp.entries(f, scan.KeyGroups, readable) {
 				if err != nil {
 					if !yield(state.TimerRow{}, err) {
 						return
@@ -275,8 +298,14 @@ func (r *kgReader) decompress(b []byte, at int64) (*decoder, error) {
 	return newDecoder(fmt.Sprintf("%s (key group %d at %d, decompressed)", r.file, r.kg, at), 0, out), nil
 }
 
+// stateByID is the state of an id. An id past the states of a header that
+// stopped early is a state this reader could not list: nil, no error (its
+// entries are skipped where they can be, see readCanonical and readNative).
 func (r *kgReader) stateByID(d *decoder, id int) *stateMeta {
 	if id >= len(r.header.states) {
+		if !r.header.complete() && id < r.header.declared {
+			return nil
+		}
 		d.fail("key group %d: state id %d of %d", r.kg, id, len(r.header.states))
 		return nil
 	}
@@ -304,7 +333,7 @@ func (r *kgReader) readCanonical(b []byte) error {
 		}
 		// The flag bit sits in the key-group prefix; decodePair clears it.
 		more := key[0]&0x80 != 0
-		if r.want(m) {
+		if m != nil && r.want(m) {
 			e, err := r.decodePair(d.pos(), m, key, value)
 			if err != nil {
 				return err
@@ -343,9 +372,6 @@ func (r *kgReader) decodePair(at int64, m *stateMeta, key, value []byte) ([]entr
 		kd.fail("entry of key group %d inside key group %d", gotKG, r.kg)
 	}
 	e := entry{meta: m, keyGroup: r.kg}
-	if m.unreadable != "" {
-		return nil, fmt.Errorf("flink: %s: state %q: %w", r.file, m.name, &UnknownSerializerError{Class: m.unreadable})
-	}
 	if m.backendType == backendPriorityQueue {
 		ts, ok := m.value.(*timerSer)
 		if !ok {
@@ -472,17 +498,21 @@ func (r *kgReader) readNative(b []byte) error {
 	if err != nil {
 		return err
 	}
-	for range len(r.header.states) {
-		if d.remaining() == 0 {
-			break
+	for i := 0; d.remaining() > 0; i++ {
+		if i >= r.header.declared {
+			d.fail("key group %d: more than the %d states of the header", r.kg, r.header.declared)
+			return d.err
 		}
-		m := r.stateByID(d, int(d.u16()))
+		id := int(d.u16())
+		m := r.stateByID(d, id)
 		n := d.count("entry", 1)
 		if d.err != nil {
 			return d.err
 		}
-		if m.unreadable != "" {
-			return fmt.Errorf("flink: %s: state %q: %w", r.file, m.name, &UnknownSerializerError{Class: m.unreadable})
+		if m == nil || m.status() != "" {
+			// Values have no length: nothing after this state can be
+			// read. States wanted after it are unreadable (stateStatus).
+			return nil
 		}
 		for range n {
 			e := entry{meta: m, keyGroup: r.kg}
@@ -577,6 +607,27 @@ func keyMatcher(literals []any) func(any) bool {
 }
 
 func surelyDifferent(a, b any) bool {
+	if r, ok := a.(*state.Row); ok && r.Type == "" {
+		switch y := b.(type) {
+		case map[string]any:
+			// Fields pinned one by one (key.b = 2).
+			for name, v := range y {
+				f, ok := r.Field(name)
+				if ok && surelyDifferent(f, v) {
+					return true
+				}
+			}
+			return false
+		case []any:
+			return surelyDifferent(r.Values, y)
+		case *state.Row:
+			return surelyDifferent(r.Values, y.Values)
+		}
+		if len(r.Values) == 1 {
+			return surelyDifferent(r.Values[0], b)
+		}
+		return false
+	}
 	if x, ok := number(a); ok {
 		if y, ok := number(b); ok {
 			return x != y

@@ -60,6 +60,13 @@ func javaHashCode(s serializer, v any) (int32, bool) {
 		x, ok := v.(string)
 		return stringHashCode(x), ok
 	}
+	if rs, ok := s.(*rowDataSer); ok {
+		b, ok := encodeKeyRow(rs.layout, v)
+		if !ok {
+			return 0, false
+		}
+		return rowHashCode(b), true
+	}
 	if t, ok := s.(*tupleSer); ok {
 		fields, ok := v.([]any)
 		if !ok || len(fields) != len(t.fields) {

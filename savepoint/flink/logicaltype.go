@@ -390,16 +390,29 @@ func rowSQL(types []*ltype, names []string) string {
 // fieldNames lists a ROW or STRUCTURED type's field names (nil when none
 // has a name).
 func (t *ltype) fieldNames() []string {
-	var names []string
+	names := make([]string, len(t.fields))
+	for i, f := range t.fields {
+		names[i] = f.name
+	}
+	return userNames(names)
+}
+
+// userNames keeps the names a user gave: Flink's planner names the columns
+// it makes up "$f3", "$g_1", "$SUM0"…; those fields are shown by position
+// (f3 for the fourth field) instead. nil when no name is left.
+func userNames(names []string) []string {
+	out := make([]string, len(names))
 	has := false
-	for _, f := range t.fields {
-		names = append(names, f.name)
-		has = has || f.name != ""
+	for i, n := range names {
+		if n != "" && !strings.HasPrefix(n, "$") {
+			out[i] = n
+			has = true
+		}
 	}
 	if !has {
 		return nil
 	}
-	return names
+	return out
 }
 
 // fieldTypes lists a ROW or STRUCTURED type's field types.

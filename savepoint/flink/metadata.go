@@ -68,6 +68,10 @@ type subtaskMeta struct {
 	keyed         *keyGroupsHandle
 	rawOperator   bool
 	rawKeyed      bool
+	// keyedGap says why the managed keyed state cannot be read when its
+	// handle is of a kind this reader does not read (native RocksDB,
+	// changelog).
+	keyedGap string
 }
 
 // streamHandle is where a stream of bytes lives: inline in `_metadata` or
@@ -194,8 +198,8 @@ func parseOperator(d *decoder, version int) *operatorMeta {
 		if d.i32() != 0 {
 			st.rawOperator = parseOperatorStateHandle(d) != nil
 		}
-		st.keyed = parseKeyedHandle(d, op, 0)
-		if parseKeyedHandle(d, op, 0) != nil {
+		st.keyed, st.keyedGap = parseKeyedHandle(d, op, 0)
+		if raw, gap := parseKeyedHandle(d, op, 0); raw != nil || gap != "" {
 			st.rawKeyed = true
 		}
 		if version >= 3 {
@@ -275,19 +279,24 @@ func parseOperatorStateHandle(d *decoder) *operatorStateHandle {
 }
 
 // parseKeyedHandle reads a keyed state handle. Kinds this reader cannot
-// read are parsed past and recorded on op.unsupported.
-func parseKeyedHandle(d *decoder, op *operatorMeta, depth int) *keyGroupsHandle {
+// read are parsed past, recorded on op.unsupported and returned as a gap:
+// why the keyed state cannot be read.
+func parseKeyedHandle(d *decoder, op *operatorMeta, depth int) (*keyGroupsHandle, string) {
 	t := d.u8()
 	if d.err != nil {
-		return nil
+		return nil, ""
 	}
 	if depth >= maxHandleNesting {
 		d.fail("handles nested too deep")
-		return nil
+		return nil, ""
+	}
+	gap := func(msg string) (*keyGroupsHandle, string) {
+		op.addUnsupported("keyed state: " + msg)
+		return nil, msg
 	}
 	switch t {
 	case handleNull:
-		return nil
+		return nil, ""
 	case handleKeyGroups, handleSavepointKeyGroups, handleKeyGroupsV2:
 		h := &keyGroupsHandle{kind: t, first: int(d.i32())}
 		n := d.count("key group offset", 8)
@@ -303,11 +312,11 @@ func parseKeyedHandle(d *decoder, op *operatorMeta, depth int) *keyGroupsHandle 
 			d.utf() // state handle id
 		}
 		if d.err != nil {
-			return nil
+			return nil, ""
 		}
-		return h
+		return h, ""
 	case handleIncremental, handleIncrementalV2:
-		return parseIncrementalHandle(d, t)
+		return parseIncrementalHandle(d, t), ""
 	case handleChangelog, handleChangelogV2:
 		d.i32()
 		d.i32()
@@ -323,8 +332,7 @@ func parseKeyedHandle(d *decoder, op *operatorMeta, depth int) *keyGroupsHandle 
 			d.i64()
 		}
 		d.utf()
-		op.addUnsupported("keyed state: changelog state backend not supported")
-		return nil
+		return gap("changelog state backend not supported")
 	case handleChangelogBytes:
 		d.i32()
 		d.i32()
@@ -336,8 +344,7 @@ func parseKeyedHandle(d *decoder, op *operatorMeta, depth int) *keyGroupsHandle 
 			d.take(d.count("changelog byte", 1))
 		}
 		d.utf()
-		op.addUnsupported("keyed state: changelog state backend not supported")
-		return nil
+		return gap("changelog state backend not supported")
 	case handleChangelogFile, handleChangelogFileV2:
 		d.i32()
 		d.i32()
@@ -352,12 +359,11 @@ func parseKeyedHandle(d *decoder, op *operatorMeta, depth int) *keyGroupsHandle 
 		if t == handleChangelogFileV2 {
 			d.utf()
 		}
-		op.addUnsupported("keyed state: changelog state backend not supported")
-		return nil
+		return gap("changelog state backend not supported")
 	}
 	d.off--
 	d.failErr(ErrUnsupported, "keyed state handle type %d (file merging?) not supported", t)
-	return nil
+	return nil, ""
 }
 
 func (op *operatorMeta) addUnsupported(msg string) {

@@ -30,14 +30,15 @@ func (sp *Savepoint) OperatorState(scan state.OperatorScan) iter.Seq2[state.Oper
 					continue
 				}
 				oh := sp.operatorHeaderOf(op, h)
+				explicit := scan.OperatorID != "" || scan.StateName != ""
 				if oh.err != nil {
-					if !yield(state.OperatorRow{}, oh.err) {
+					if explicit && !yield(state.OperatorRow{}, oh.err) {
 						return
 					}
 					continue
 				}
 				base := state.OperatorRow{OperatorID: op.id, OperatorName: name, Subtask: st.index}
-				if !sp.operatorRows(h, oh, scan.StateName, base, yield) {
+				if !sp.operatorRows(h, oh, scan.StateName, explicit, base, yield) {
 					return
 				}
 			}
@@ -46,8 +47,9 @@ func (sp *Savepoint) OperatorState(scan state.OperatorScan) iter.Seq2[state.Oper
 }
 
 // operatorRows yields the rows of one operator state file; false when the
-// consumer stopped.
-func (sp *Savepoint) operatorRows(h *operatorStateHandle, oh *operatorHeader, stateSel string, base state.OperatorRow, yield func(state.OperatorRow, error) bool) bool {
+// consumer stopped. A state that cannot be read (its status) gives an error
+// when the scan names it or its operator (explicit), no rows otherwise.
+func (sp *Savepoint) operatorRows(h *operatorStateHandle, oh *operatorHeader, stateSel string, explicit bool, base state.OperatorRow, yield func(state.OperatorRow, error) bool) bool {
 	sec, c, err := h.stream.open()
 	if err != nil {
 		return yield(state.OperatorRow{}, err)
@@ -65,6 +67,12 @@ func (sp *Savepoint) operatorRows(h *operatorStateHandle, oh *operatorHeader, st
 		m := oh.find(s.name)
 		if m == nil {
 			if !yield(state.OperatorRow{}, fmt.Errorf("flink: %s: no meta information for operator state %q", sec.name(), s.name)) {
+				return false
+			}
+			continue
+		}
+		if st := m.status(); st != "" {
+			if explicit && !yield(state.OperatorRow{}, &FormatError{File: sec.name(), Msg: fmt.Sprintf("operator state %q cannot be read: %s", s.name, st), Err: ErrUnsupported}) {
 				return false
 			}
 			continue

@@ -1,6 +1,7 @@
 package flink
 
 import (
+	"fmt"
 	"strings"
 
 	"streamdbg/state"
@@ -34,6 +35,8 @@ type stateMeta struct {
 	// unreadable is the class of a serializer snapshot this reader does not
 	// know; set on the last state of a header that stops there.
 	unreadable string
+	index      int    // position in its header (the state id of the layouts)
+	problem    string // status(), computed once when the header is read
 }
 
 // kind maps the meta info to the shared model's kind.
@@ -154,7 +157,24 @@ type keyedHeader struct {
 	compressed bool
 	key        serializer
 	states     []*stateMeta
+	declared   int // states the header declares; more than listed when err stopped it
 	err        error
+}
+
+// complete reports whether the header lists every state it declares.
+func (h *keyedHeader) complete() bool { return h.err == nil }
+
+// gap says what of a keyed state file cannot be listed, or "".
+func (h *keyedHeader) gap() string {
+	switch {
+	case h.err == nil:
+		return ""
+	case h.key == nil:
+		return fmt.Sprintf("keyed state unreadable: %v", h.err)
+	case h.declared > len(h.states):
+		return fmt.Sprintf("%d of %d states not listed: %v", h.declared-len(h.states), h.declared, h.err)
+	}
+	return ""
 }
 
 func readKeyedHeader(d *decoder) *keyedHeader {
@@ -173,12 +193,15 @@ func readKeyedHeader(d *decoder) *keyedHeader {
 	if n > maxStatesPerFile {
 		d.fail("%d states", n)
 	}
+	h.declared = n
 	for range n {
 		if d.err != nil {
 			break
 		}
 		m := readStateMeta(d)
 		if m != nil {
+			m.index = len(h.states)
+			m.problem = m.findProblem()
 			h.states = append(h.states, m)
 		}
 	}
@@ -214,6 +237,8 @@ func readOperatorHeader(d *decoder) *operatorHeader {
 				break
 			}
 			if m := readStateMeta(d); m != nil {
+				m.index = len(h.states)
+				m.problem = m.findProblem()
 				h.states = append(h.states, m)
 			}
 		}

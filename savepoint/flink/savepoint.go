@@ -34,6 +34,7 @@ type Savepoint struct {
 	listed    bool
 	sections  atomic.Int64 // sections read from state files, for tests
 	operators []state.OperatorInfo
+	plan      map[string]*opPlan // by operator id, from ApplyPlan
 }
 
 var _ state.Catalog = (*Savepoint)(nil)
@@ -133,6 +134,7 @@ func (sp *Savepoint) Operators() []state.OperatorInfo {
 	out := make([]state.OperatorInfo, len(sp.operators))
 	for i, info := range sp.operators {
 		info.Unsupported = slices.Clone(sp.md.operators[i].unsupported)
+		info.Notes = slices.Clone(info.Notes)
 		out[i] = info
 	}
 	return out
@@ -163,6 +165,9 @@ func (sp *Savepoint) keyedHeaderOf(op *operatorMeta, h *keyGroupsHandle) *keyedH
 	kh = sp.readKeyedHeader(h)
 	notes := sp.nativeNotes(h, kh)
 	sp.mu.Lock()
+	if p := sp.plan[op.id]; p != nil && kh.key != nil {
+		kh = p.applyToHeader(kh)
+	}
 	sp.keyed[h] = kh
 	if kh.err != nil {
 		op.addUnsupported(fmt.Sprintf("keyed state file %s unreadable: %v", h.stream, kh.err))
@@ -244,6 +249,11 @@ func (sp *Savepoint) readOperatorHeader(h *operatorStateHandle) *operatorHeader 
 // files' headers (timers included, kind timers), operator states from the
 // operator state files' headers. Entries are the list lengths of operator
 // list state; unknown (0) elsewhere.
+//
+// A state that cannot be read is listed with its Status; what cannot even
+// be listed (states of a header that stopped at an unknown serializer,
+// keyed state of a kind this reader does not read, raw state) is listed as
+// a placeholder state of kind unknown whose name says what it stands for.
 func (sp *Savepoint) States() []state.StateMeta {
 	sp.mu.Lock()
 	if sp.listed {
@@ -259,18 +269,38 @@ func (sp *Savepoint) States() []state.StateMeta {
 		seen := map[string]int{}
 		add := func(m state.StateMeta) int {
 			if i, ok := seen[m.StateName]; ok {
+				if metas[i].Status == "" {
+					metas[i].Status = m.Status // a gap in one subtask is a gap
+				}
 				return i
 			}
 			seen[m.StateName] = len(metas)
 			metas = append(metas, m)
 			return len(metas) - 1
 		}
+		gap := func(stateName string, scope state.Scope, why string) {
+			add(state.StateMeta{OperatorID: op.id, OperatorName: name, StateName: stateName, Scope: scope, Kind: state.KindUnknown, Status: why})
+		}
 		for _, st := range op.subtasks {
 			if st.keyed != nil {
 				kh := sp.keyedHeaderOf(op, st.keyed)
-				for _, m := range kh.states {
-					add(keyedMeta(op.id, name, kh, m))
+				for i, m := range kh.states {
+					sm := keyedMeta(op.id, name, kh, m)
+					sm.Status = kh.stateStatus(i, st.keyed.kind == handleKeyGroupsV2)
+					add(sm)
 				}
+				if g := kh.gap(); g != "" {
+					gap(UnlistedKeyedStates, state.ScopeKeyed, g)
+				}
+			}
+			if st.keyedGap != "" {
+				gap(KeyedStateGap, state.ScopeKeyed, st.keyedGap)
+			}
+			if st.rawKeyed {
+				gap(RawKeyedState, state.ScopeKeyed, "raw keyed state (written by the operator itself, without meta information) cannot be read")
+			}
+			if st.rawOperator {
+				gap(RawOperatorState, state.ScopeOperator, "raw operator state (written by the operator itself, without meta information) cannot be read")
 			}
 			if st.operatorState != nil {
 				oh := sp.operatorHeaderOf(op, st.operatorState)
@@ -285,9 +315,15 @@ func (sp *Savepoint) States() []state.StateMeta {
 					default:
 						sm.Kind = state.KindBroadcast
 					}
-					if m != nil {
+					switch {
+					case m != nil:
 						sm.Kind = m.kind()
 						fillOperatorTypes(&sm, m)
+						sm.Status = m.status()
+					case oh.err != nil:
+						sm.Status = fmt.Sprintf("operator state file %s unreadable: %v", st.operatorState.stream, oh.err)
+					default:
+						sm.Status = "no meta information in the operator state file"
 					}
 					i := add(sm)
 					if sm.Kind != state.KindBroadcast {
@@ -304,6 +340,31 @@ func (sp *Savepoint) States() []state.StateMeta {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	return slices.Clone(sp.metas)
+}
+
+// Names of the placeholder states that stand for what cannot be listed.
+const (
+	UnlistedKeyedStates = "(unlisted keyed states)"
+	KeyedStateGap       = "(keyed state)"
+	RawKeyedState       = "(raw keyed state)"
+	RawOperatorState    = "(raw operator state)"
+)
+
+// stateStatus is why state i of a keyed file cannot be read, or "". In a
+// heap snapshot (native layout) values have no length, so a state written
+// after an unreadable one cannot be reached either.
+func (h *keyedHeader) stateStatus(i int, native bool) string {
+	if s := h.states[i].status(); s != "" {
+		return s
+	}
+	if native {
+		for _, m := range h.states[:i] {
+			if m.status() != "" {
+				return fmt.Sprintf("follows unreadable state %q in a heap snapshot, whose values have no length", m.name)
+			}
+		}
+	}
+	return ""
 }
 
 // countBudget bounds the keyed rows read to count entries: a small
@@ -339,6 +400,9 @@ func (sp *Savepoint) countKeyed() {
 				}
 			}
 		default:
+			continue
+		}
+		if m.Status != "" {
 			continue
 		}
 		for _, err := range rows {

@@ -140,7 +140,7 @@ func (r *rowDataSer) fixedLen() int    { return -1 }
 // withNames returns a copy whose rows carry these field names.
 func (r *rowDataSer) withNames(names []string) *rowDataSer {
 	l := *r.layout
-	l.names = names
+	l.names = userNames(names)
 	return &rowDataSer{layout: &l, fieldSers: r.fieldSers}
 }
 
@@ -171,8 +171,7 @@ func readRowDataSnapshot(d *decoder, depth, _ int) serializer {
 	}
 	l, err := newRowLayout(types, sers, nil)
 	if err != nil {
-		d.setErr(err)
-		return nil
+		return &unreadableSer{name: rowSQL(types, nil), err: err}
 	}
 	return &rowDataSer{layout: l, fieldSers: sers}
 }
@@ -184,7 +183,8 @@ func readBinaryRowDataSnapshot(d *decoder, _, _ int) serializer {
 	if d.err != nil {
 		return nil
 	}
-	return &opaqueSer{name: fmt.Sprintf("BinaryRowDataSerializer(%d fields; field types not stored)", n)}
+	return &unreadableSer{name: fmt.Sprintf("BinaryRowData(%d fields)", n),
+		err: fmt.Errorf("BinaryRowDataSerializer's snapshot does not store the field types: %w", ErrUnsupported)}
 }
 
 type timestampDataSer struct{ precision int }
@@ -290,8 +290,7 @@ func readArrayDataSnapshot(d *decoder, _, _ int) serializer {
 	es, _ := serializerFromJava(so)
 	l, err := newArrayLayout(t, es, 0)
 	if err != nil {
-		d.setErr(err)
-		return nil
+		return &unreadableSer{name: "ARRAY<" + t.sql() + ">", err: err}
 	}
 	return &arrayDataSer{elem: t, elemSer: es, layout: l}
 }
@@ -329,8 +328,7 @@ func readMapDataSnapshot(d *decoder, _, _ int) serializer {
 	m.valSer, _ = serializerFromJava(vo)
 	c, err := newFieldCodec(&ltype{root: rootMap, rootName: "MAP", key: kt, val: vt}, m, 0)
 	if err != nil {
-		d.setErr(err)
-		return nil
+		return &unreadableSer{name: m.typeName(), err: err}
 	}
 	m.codec = c
 	return m
