@@ -31,6 +31,7 @@ var importRules = []struct {
 	// use the query language for filters and statements.
 	{"savepoint/diff", []string{"state", "savepoint", "savepoint/flink", "query"}},
 	{"savepoint/modify", []string{"state", "savepoint", "query"}},
+	{"export", []string{"state", "savepoint", "query"}},
 	{"runtime", []string{"state", "state/heapstate", "state/pebblestate", "savepoint"}},
 	{"runtime/window", []string{"state", "runtime"}},
 	{"runtime/internal/optest", []string{"state", "runtime"}},

@@ -33,6 +33,7 @@ type cli struct {
 	Savepoint savepointCmd `cmd:"" help:"Inspect savepoints."`
 	Diff      diffCmd      `cmd:"" help:"Compare two savepoints (ours or Apache Flink's): entries added, removed and changed, per operator and state."`
 	Modify    modifyCmd    `cmd:"" help:"Change state with UPDATE, DELETE, INSERT or DROP STATE, writing a new savepoint."`
+	Export    exportCmd    `cmd:"" help:"Export a savepoint's state as Parquet datasets (Hive-partitioned by operator and state)."`
 	Verbose   bool         `short:"v" help:"Log more (to stderr)."`
 }
 

@@ -1,0 +1,414 @@
+// Package export writes the state of a catalog (our savepoints, Flink's,
+// live state) as Parquet datasets that engines which scale out can query:
+// one dataset per state, Hive-partitioned by operator and state,
+//
+//	DIR/operator=<name>/state=<name>/part-kg<start>-<end>.parquet
+//
+// with the columns key_group, subtask, key, namespace, user_key and value.
+// key_group and subtask are INT32; key, namespace, user_key and value are
+// typed from StateMeta where the codec is known (int64 → INT64, string →
+// STRING, float64 → DOUBLE, bool → BOOLEAN, time → TIMESTAMP, bytes →
+// BYTE_ARRAY; Flink's Long, Integer, Short, Byte, String, Double, Float,
+// Boolean, byte[] likewise) and JSON text (the JSON logical type) otherwise.
+// Every column is optional: NULL where the row has no such field.
+//
+// A file holds one key-group range (by default each subtask's range of the
+// savepoint; Options.KeyGroups restricts an export to one range, so many
+// workers can export one savepoint in parallel, and their files together
+// are one full export). Operator state (key_group NULL, user_key the list
+// position, key the broadcast key) is written by the export whose range
+// starts at key group 0.
+//
+// Files are written beside their target and renamed into place, so a reader
+// never sees half a file; a re-run replaces its own files. What cannot be
+// read is never written as an empty or partial dataset silently: it is a gap
+// on the Report and an error (the files of other states stay).
+package export
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/parquet-go/parquet-go"
+
+	"streamdbg/savepoint"
+	"streamdbg/state"
+)
+
+// Options tune an export.
+type Options struct {
+	// KeyGroups restricts the export to one range of key groups (nil: all).
+	KeyGroups *state.KeyGroupRange
+	// RowsPerRowGroup bounds a row group (default 1M rows).
+	RowsPerRowGroup int64
+}
+
+// File is one written Parquet file.
+type File struct {
+	Path                string
+	Operator, StateName string
+	KeyGroups           state.KeyGroupRange // Start -1: operator state
+	Rows                int64
+}
+
+// Report says what an export wrote and what it could not read.
+type Report struct {
+	Files []File
+	Gaps  []string
+}
+
+// ErrIncomplete marks an export that could not read every state.
+var ErrIncomplete = errors.New("export: incomplete")
+
+// Err is nil when every state was exported, else an ErrIncomplete listing
+// the gaps.
+func (r *Report) Err() error {
+	if len(r.Gaps) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s", ErrIncomplete, strings.Join(r.Gaps, "; "))
+}
+
+// Columns are the columns of every exported file, in order.
+var Columns = []string{"key_group", "subtask", "key", "namespace", "user_key", "value"}
+
+// PartitionName escapes a partition value as Hive does (%XX for the
+// characters Hive escapes), so any operator or state name is one directory.
+func PartitionName(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == 0x7f || strings.IndexByte("\"#%'*/:=?\\{[]^", c) >= 0 {
+			fmt.Fprintf(&b, "%%%02X", c)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// Parquet exports cat into dir.
+func Parquet(ctx context.Context, cat state.Catalog, dir string, opts Options) (*Report, error) {
+	if opts.RowsPerRowGroup <= 0 {
+		opts.RowsPerRowGroup = 1 << 20
+	}
+	rep := &Report{}
+	defer sortFiles(rep.Files)
+	ops := cat.Operators()
+	metas := cat.States()
+	sp, ours := cat.(*savepoint.Savepoint)
+	var mu sync.Mutex
+	for _, op := range ops {
+		for _, u := range op.Unsupported {
+			rep.Gaps = append(rep.Gaps, fmt.Sprintf("operator %s: %s", op.Name, u))
+		}
+		raw := map[string]bool{}
+		if ours {
+			var keyed []state.StateMeta
+			for _, m := range metas {
+				if m.OperatorID == op.ID && m.Scope == state.ScopeKeyed && m.Kind != state.KindTimers && timerDomain(m.StateName) == "" {
+					keyed = append(keyed, m)
+					raw[m.StateName] = true
+				}
+			}
+			if len(keyed) > 0 {
+				if err := exportRaw(ctx, sp, op, keyed, dir, opts, rep, &mu); err != nil {
+					var re readError
+					if !errors.As(err, &re) {
+						return rep, err
+					}
+					rep.Gaps = append(rep.Gaps, fmt.Sprintf("operator %s: %v", op.Name, re.err))
+				}
+			}
+		}
+		for _, m := range metas {
+			if m.OperatorID != op.ID || raw[m.StateName] {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return rep, err
+			}
+			base := filepath.Join(dir, "operator="+PartitionName(op.Name), "state="+PartitionName(m.StateName))
+			var err error
+			if m.Scope == state.ScopeOperator {
+				if opts.KeyGroups != nil && opts.KeyGroups.Start != 0 {
+					continue
+				}
+				err = exportOperatorState(ctx, cat, op, m, base, opts, rep)
+			} else {
+				err = exportKeyed(ctx, cat, op, m, base, opts, rep)
+			}
+			if err != nil {
+				var re readError
+				if !errors.As(err, &re) {
+					return rep, err
+				}
+				rep.Gaps = append(rep.Gaps, fmt.Sprintf("%s: %v", m.QualifiedName(), re.err))
+			}
+		}
+	}
+	return rep, nil
+}
+
+// readError is a failure to read a state: a gap, the export goes on.
+type readError struct{ err error }
+
+func (e readError) Error() string { return e.err.Error() }
+
+// fileRanges are the key-group ranges of an operator's files: its subtasks'
+// ranges, cut to the export's range.
+func fileRanges(op state.OperatorInfo, only *state.KeyGroupRange) []state.KeyGroupRange {
+	var out []state.KeyGroupRange
+	par := max(op.Parallelism, 1)
+	maxPar := max(op.MaxParallelism, 1)
+	for i := range par {
+		r := state.KeyGroupRangeFor(maxPar, par, i)
+		if only != nil {
+			r.Start, r.End = max(r.Start, only.Start), min(r.End, only.End)
+		}
+		if r.Start <= r.End {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// file writes one Parquet file atomically: into a temporary name beside it,
+// renamed on close. Rows are batched per column and handed to the
+// library's column writers, a row group every RowsPerRowGroup rows.
+type file struct {
+	path, tmp string
+	f         *os.File
+	bw        *bufio.Writer
+	w         *parquet.Writer
+	schema    *schema
+	batch     [][]parquet.Value // per schema column
+	arena     []byte            // bytes of the batch's values (raw path)
+	pending   int
+	inGroup   int64
+	perGroup  int64
+	n         int64
+}
+
+func createFile(path string, s *schema, opts Options) (*file, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".inprogress")
+	f, err := os.Create(tmp)
+	if err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	w := parquet.NewWriter(bw, s.schema, parquet.Compression(fastSnappy{}), parquet.DataPageVersion(1),
+		parquet.CreatedBy("streamdbg", "", ""))
+	fl := &file{path: path, tmp: tmp, f: f, bw: bw, w: w, schema: s, perGroup: opts.RowsPerRowGroup,
+		batch: make([][]parquet.Value, len(s.cols))}
+	for i := range fl.batch {
+		fl.batch[i] = make([]parquet.Value, 0, batchRows)
+	}
+	return fl, nil
+}
+
+const batchRows = 4096
+
+// add appends one row of dynamic values in Columns order, converted to the
+// columns' types. Byte values must stay valid until the next flush.
+func (fl *file) add(kg, subtask any, key, ns, uk, value any) error {
+	vals := [6]any{kg, subtask, key, ns, uk, value}
+	var pv [6]parquet.Value
+	for _, c := range fl.schema.cols {
+		v, err := c.conv(vals[c.src])
+		if err != nil {
+			return fmt.Errorf("%s: %w", Columns[c.src], err)
+		}
+		pv[c.src] = v
+	}
+	return fl.addValues(&pv)
+}
+
+// addValues appends one row of Parquet values in Columns order.
+func (fl *file) addValues(pv *[6]parquet.Value) error {
+	for i, c := range fl.schema.cols {
+		v := pv[c.src]
+		def := 1
+		if v.IsNull() {
+			def = 0
+		}
+		fl.batch[i] = append(fl.batch[i], v.Level(0, def, c.index))
+	}
+	fl.n++
+	if fl.pending++; fl.pending == batchRows {
+		return fl.flush()
+	}
+	return nil
+}
+
+func (fl *file) flush() error {
+	if fl.pending == 0 {
+		return nil
+	}
+	cws := fl.w.ColumnWriters()
+	for i := range fl.batch {
+		if _, err := cws[i].WriteRowValues(fl.batch[i]); err != nil {
+			return fmt.Errorf("export: %s: %w", fl.path, err)
+		}
+		fl.batch[i] = fl.batch[i][:0]
+	}
+	fl.arena = fl.arena[:0]
+	fl.inGroup += int64(fl.pending)
+	fl.pending = 0
+	if fl.inGroup >= fl.perGroup {
+		fl.inGroup = 0
+		if err := fl.w.Flush(); err != nil {
+			return fmt.Errorf("export: %s: %w", fl.path, err)
+		}
+	}
+	return nil
+}
+
+func (fl *file) close() error {
+	err := fl.flush()
+	if err == nil {
+		err = fl.w.Close()
+	}
+	if err == nil {
+		err = fl.bw.Flush()
+	}
+	if err == nil {
+		err = fl.f.Sync()
+	}
+	if cerr := fl.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(fl.tmp, fl.path)
+	}
+	if err != nil {
+		os.Remove(fl.tmp)
+		return fmt.Errorf("export: %s: %w", fl.path, err)
+	}
+	return nil
+}
+
+func (fl *file) abort() {
+	fl.f.Close()
+	os.Remove(fl.tmp)
+}
+
+func exportKeyed(ctx context.Context, cat state.Catalog, op state.OperatorInfo, m state.StateMeta, base string, opts Options, rep *Report) error {
+	timers := m.Kind == state.KindTimers || timerDomain(m.StateName) != ""
+	s := keyedSchema(m, timers)
+	for _, r := range fileRanges(op, opts.KeyGroups) {
+		path := filepath.Join(base, fmt.Sprintf("part-kg%05d-%05d.parquet", r.Start, r.End))
+		fl, err := createFile(path, s, opts)
+		if err != nil {
+			return err
+		}
+		kgs := make([]int, 0, r.Len())
+		for kg := r.Start; kg <= r.End; kg++ {
+			kgs = append(kgs, kg)
+		}
+		err = func() error {
+			n := 0
+			fail := func(kg int, key any, err error) error {
+				return fmt.Errorf("export: %s, key group %d, key %v: %w", m.QualifiedName(), kg, key, err)
+			}
+			if timers {
+				dom := timerDomain(m.StateName)
+				for t, err := range cat.Timers(state.TimerScan{OperatorID: op.ID, KeyGroups: kgs}) {
+					if err != nil {
+						return readError{err}
+					}
+					if t.Domain != dom {
+						continue
+					}
+					if err := fl.add(int32(t.KeyGroup), int32(t.Subtask), t.Key, t.Namespace, t.Timestamp, nil); err != nil {
+						return fail(t.KeyGroup, t.Key, err)
+					}
+				}
+				return nil
+			}
+			for row, err := range cat.Keyed(state.KeyedScan{OperatorID: op.ID, StateName: m.StateName, KeyGroups: kgs}) {
+				if err != nil {
+					return readError{err}
+				}
+				if row.StateName != m.StateName {
+					continue
+				}
+				if n++; n&4095 == 0 && ctx.Err() != nil {
+					return ctx.Err()
+				}
+				if err := fl.add(int32(row.KeyGroup), int32(row.Subtask), row.Key, row.Namespace, row.UserKey, row.Value); err != nil {
+					return fail(row.KeyGroup, row.Key, err)
+				}
+			}
+			return nil
+		}()
+		if err != nil {
+			fl.abort()
+			return err
+		}
+		if err := fl.close(); err != nil {
+			return err
+		}
+		rep.Files = append(rep.Files, File{Path: path, Operator: op.Name, StateName: m.StateName, KeyGroups: r, Rows: fl.n})
+	}
+	return nil
+}
+
+func exportOperatorState(ctx context.Context, cat state.Catalog, op state.OperatorInfo, m state.StateMeta, base string, opts Options, rep *Report) error {
+	s := operatorSchema(m)
+	path := filepath.Join(base, "part-operator.parquet")
+	fl, err := createFile(path, s, opts)
+	if err != nil {
+		return err
+	}
+	for row, err := range cat.OperatorState(state.OperatorScan{OperatorID: op.ID, StateName: m.StateName}) {
+		if err != nil {
+			fl.abort()
+			return readError{err}
+		}
+		if row.StateName != m.StateName {
+			continue
+		}
+		var key, uk any
+		if row.Kind == state.KindBroadcast {
+			key = row.Key
+		} else {
+			uk = int64(row.Position)
+		}
+		if err := fl.add(nil, int32(row.Subtask), key, nil, uk, row.Value); err != nil {
+			fl.abort()
+			return fmt.Errorf("export: %s, subtask %d: %w", m.QualifiedName(), row.Subtask, err)
+		}
+	}
+	if err := fl.close(); err != nil {
+		return err
+	}
+	rep.Files = append(rep.Files, File{Path: path, Operator: op.Name, StateName: m.StateName, KeyGroups: state.KeyGroupRange{Start: -1, End: -1}, Rows: fl.n})
+	return nil
+}
+
+// timerDomain is "event" or "processing" for timer states, ours and Flink's.
+func timerDomain(name string) string {
+	if d := state.TimerDomain(name); d != "" {
+		return d
+	}
+	n, ok := strings.CutPrefix(name, "_timer_state/")
+	switch {
+	case !ok:
+		return ""
+	case strings.HasPrefix(n, "event"):
+		return "event"
+	case strings.HasPrefix(n, "processing"):
+		return "processing"
+	}
+	return ""
+}
