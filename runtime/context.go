@@ -19,6 +19,9 @@ type OperatorContext struct {
 	// element being handled
 	rec   Record
 	where Where
+	// err is a misuse found while the operator ran (a side output without
+	// a tag); the step fails with it when the operator returns.
+	err error
 }
 
 // OperatorName is the operator's name.
@@ -91,8 +94,15 @@ func (c *OperatorContext) EmitAt(v any, ts int64) {
 	c.exec.emit(c, "", Record{Value: v, Timestamp: ts, HasTimestamp: true})
 }
 
-// EmitSide sends a record to a side output.
+// EmitSide sends a record to a side output. The empty tag names no side
+// output: the step fails (Flink refuses a null OutputTag).
 func (c *OperatorContext) EmitSide(tag string, v any) {
+	if tag == "" {
+		if c.err == nil {
+			c.err = fmt.Errorf("operator %q emitted %s to a side output without a tag: name side outputs with runtime.NewOutputTag (the empty tag is not the main output)", c.inst.info.Name, describeValue(v))
+		}
+		return
+	}
 	c.exec.emit(c, tag, Record{Value: v, Timestamp: c.rec.Timestamp, HasTimestamp: c.rec.HasTimestamp})
 }
 
@@ -156,7 +166,12 @@ func (c *OperatorContext) RegisterTimer(d TimeDomain, ts int64, ns []byte) error
 	}
 	key, kg := c.inst.keyed.CurrentKey()
 	t := state.Timer{Timestamp: ts, KeyGroup: kg, Key: bytes.Clone(key), Namespace: bytes.Clone(ns)}
-	added, err := q.Add(t)
+	var added bool
+	if d == ProcessingTime {
+		added, err = c.inst.svc.addProcessing(t)
+	} else {
+		added, err = q.Add(t)
+	}
 	if err != nil {
 		return err
 	}
@@ -166,7 +181,8 @@ func (c *OperatorContext) RegisterTimer(d TimeDomain, ts int64, ns []byte) error
 	return nil
 }
 
-// DeleteTimer removes a timer of the current key and namespace ns.
+// DeleteTimer removes a timer of the current key and namespace ns, if it
+// is set (only a real deletion is traced).
 func (c *OperatorContext) DeleteTimer(d TimeDomain, ts int64, ns []byte) error {
 	q, err := c.inst.timers(d)
 	if err != nil {
@@ -174,10 +190,11 @@ func (c *OperatorContext) DeleteTimer(d TimeDomain, ts int64, ns []byte) error {
 	}
 	key, kg := c.inst.keyed.CurrentKey()
 	t := state.Timer{Timestamp: ts, KeyGroup: kg, Key: key, Namespace: ns}
-	if c.exec.trace != nil {
+	deleted, err := remove(q, t)
+	if deleted && c.exec.trace != nil {
 		c.exec.trace.timer(TraceTimerDeleted, c, d, t)
 	}
-	return q.Delete(t)
+	return err
 }
 
 // Tracing reports whether steps are traced: an operator can skip building

@@ -93,7 +93,9 @@ type subtask struct {
 	// channels says where each comes from.
 	valve    *WatermarkValve
 	channels []channel
-	stack    []work
+	// pts holds the physical processing-time timers of the operators.
+	pts   procTimeService
+	stack []work
 	done     bool // a source subtask at the end of its input
 }
 
@@ -121,9 +123,9 @@ type opInstance struct {
 	// idle is the watermark status the operator last announced on its
 	// outputs; watermarks are not forwarded while it is idle (Flink's
 	// ChainingOutput and RecordWriterOutput).
-	idle   bool
-	event  state.TimerQueue
-	proc   state.TimerQueue
+	idle bool
+	// svc holds the operator's timers (keyed operators only).
+	svc    timerService
 	opened bool
 	// adopted: keyed is the backend of the executor this one restarted,
 	// rolled back to the checkpoint (no restore from entries).
@@ -145,10 +147,10 @@ func (o *opInstance) timers(d TimeDomain) (state.TimerQueue, error) {
 	if o.keyed == nil {
 		return nil, fmt.Errorf("operator %q: timers need a keyed stream; key the stream with KeyBy first", o.info.Name)
 	}
-	q := &o.event
+	q := &o.svc.event
 	name := "event_timers"
 	if d == ProcessingTime {
-		q, name = &o.proc, "processing_timers"
+		q, name = &o.svc.proc, "processing_timers"
 	}
 	if *q == nil {
 		nsType := state.VoidCodec.TypeName()
@@ -297,6 +299,7 @@ func (e *Executor) build(restore *restoring) error {
 					inst.op = info.node.newOp()
 				}
 				inst.ctx = &OperatorContext{exec: e, st: st, inst: inst}
+				inst.svc.pts, inst.svc.owner = &st.pts, len(st.ops)
 				st.ops = append(st.ops, inst)
 			}
 			byTask[ti] = append(byTask[ti], st)
@@ -338,6 +341,11 @@ func (e *Executor) build(restore *restoring) error {
 	for _, st := range e.subtasks {
 		for _, inst := range st.ops {
 			if err := e.initOperator(st, inst, restore); err != nil {
+				return err
+			}
+			// Restored processing-time timers get their physical timer,
+			// as Flink's timer service does when it starts.
+			if err := inst.svc.rearm(); err != nil {
 				return err
 			}
 		}
@@ -530,16 +538,17 @@ func (e *Executor) pick() *subtask {
 	}
 	for len(e.procPending) > 0 {
 		st := e.procPending[0]
-		e.procPending = e.procPending[1:]
-		for i := len(st.ops) - 1; i >= 0; i-- {
-			if st.ops[i].proc != nil && st.ops[i].proc.Len() > 0 {
-				st.stack = append(st.stack, work{kind: wProcTimers, op: i})
-			}
+		pt, ok := st.pts.next(e.procTime)
+		if !ok {
+			e.procPending = e.procPending[1:]
+			continue
 		}
-		if len(st.stack) > 0 {
-			e.active = st
-			return st
-		}
+		// The operator fires its timers due at the physical timer's time,
+		// then sets its physical timer again (Flink's onProcessingTime).
+		st.ops[pt.owner].svc.physicalFired()
+		st.stack = append(st.stack, work{kind: wProcTimers, op: pt.owner, wm: pt.time})
+		e.active = st
+		return st
 	}
 	for _, st := range e.subtasks {
 		for st.inbox.len() > 0 {
@@ -649,19 +658,14 @@ func (e *Executor) run(st *subtask, inst *opInstance, w work, info *StepInfo) er
 			}
 			inst.wm = w.wm
 		}
-		if inst.event != nil {
-			if t, ok, err := inst.event.Peek(); err != nil {
-				return err
-			} else if ok && t.Timestamp <= inst.wm {
-				if _, _, err := inst.event.Pop(); err != nil {
-					return err
-				}
-				info.Kind = "timer"
-				// The continuation goes under the timer's output: the
-				// operator fires its next timer after this one's records.
-				st.stack = append(st.stack, work{kind: wWatermark, op: w.op, wm: w.wm, cont: true})
-				return e.fire(st, inst, t, EventTime, info)
-			}
+		if t, ok, err := due(inst.svc.event, inst.wm); err != nil {
+			return err
+		} else if ok {
+			info.Kind = "timer"
+			// The continuation goes under the timer's output: the
+			// operator fires its next timer after this one's records.
+			st.stack = append(st.stack, work{kind: wWatermark, op: w.op, wm: w.wm, cont: true})
+			return e.fire(st, inst, t, EventTime, info)
 		}
 		if wo, ok := inst.op.(WatermarkOperator); ok {
 			if err := wo.ProcessWatermark(ctx, inst.wm); err != nil {
@@ -689,14 +693,15 @@ func (e *Executor) run(st *subtask, inst *opInstance, w work, info *StepInfo) er
 		return nil
 	case wProcTimers:
 		info.Kind = "timer"
-		t, ok, err := inst.proc.Peek()
-		if err != nil || !ok || t.Timestamp > e.procTime {
+		// w.wm is the time of the physical timer that fired.
+		t, ok, err := due(inst.svc.proc, w.wm)
+		if err != nil {
 			return err
 		}
-		if _, _, err := inst.proc.Pop(); err != nil {
-			return err
+		if !ok {
+			return inst.svc.rearm()
 		}
-		st.stack = append(st.stack, work{kind: wProcTimers, op: w.op})
+		st.stack = append(st.stack, work{kind: wProcTimers, op: w.op, wm: w.wm})
 		return e.fire(st, inst, t, ProcessingTime, info)
 	}
 	return fmt.Errorf("runtime: unknown work kind %d", w.kind)
@@ -705,7 +710,12 @@ func (e *Executor) run(st *subtask, inst *opInstance, w work, info *StepInfo) er
 func (e *Executor) fire(st *subtask, inst *opInstance, t state.Timer, d TimeDomain, info *StepInfo) error {
 	ctx := inst.ctx
 	inst.keyed.SetCurrentKey(t.Key, t.KeyGroup)
-	ctx.rec = Record{Timestamp: t.Timestamp, HasTimestamp: d == EventTime}
+	// An event-time timer's records carry its timestamp; a processing-time
+	// timer's carry none (Flink erases it).
+	ctx.rec = Record{}
+	if d == EventTime {
+		ctx.rec = Record{Timestamp: t.Timestamp, HasTimestamp: true}
+	}
 	if e.trace != nil {
 		info.Key = ctx.CurrentKey()
 	}
@@ -829,11 +839,8 @@ func (e *Executor) advanceProcessingTime(ms int64) {
 		e.trace.processingTime(e.procTime)
 	}
 	for _, st := range e.subtasks {
-		for _, inst := range st.ops {
-			if inst.proc != nil && inst.proc.Len() > 0 {
-				e.procPending = append(e.procPending, st)
-				break
-			}
+		if st.pts.pending(e.procTime) && !slices.Contains(e.procPending, st) {
+			e.procPending = append(e.procPending, st)
 		}
 	}
 	for _, st := range e.sources {
@@ -896,7 +903,14 @@ func (e *Executor) guard(st *subtask, inst *opInstance, w *work, f func() error)
 			err = e.fail(st, inst, w, fmt.Errorf("panic: %v", r), string(buf))
 		}
 	}()
-	if err := f(); err != nil {
+	err = f()
+	if err == nil && inst.ctx != nil && inst.ctx.err != nil {
+		err = inst.ctx.err
+	}
+	if inst.ctx != nil {
+		inst.ctx.err = nil
+	}
+	if err != nil {
 		return e.fail(st, inst, w, err, "")
 	}
 	e.flushChained(st)

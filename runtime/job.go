@@ -228,6 +228,9 @@ func SetTimerNamespace[T any](s *Stream[T], c state.AnyCodec) {
 
 // SideOutput returns the records an operator emitted to the side output tag.
 func SideOutput[T, U any](s *Stream[T], tag OutputTag[U]) *Stream[U] {
+	if tag.ID == "" {
+		s.job.fail(fmt.Errorf("runtime: side output of %s: the output tag has no name (runtime.NewOutputTag(\"name\"))", joinNames(refNodes(s.refs))))
+	}
 	refs := make([]streamRef, len(s.refs))
 	for i, r := range s.refs {
 		refs[i] = streamRef{node: r.node, tag: tag.ID}
@@ -235,7 +238,16 @@ func SideOutput[T, U any](s *Stream[T], tag OutputTag[U]) *Stream[U] {
 	return &Stream[U]{job: s.job, refs: refs}
 }
 
-// OutputTag names a side output of records of type T.
+func refNodes(refs []streamRef) []*node {
+	ns := make([]*node, len(refs))
+	for i, r := range refs {
+		ns[i] = r.node
+	}
+	return ns
+}
+
+// OutputTag names a side output of records of type T; its name must not be
+// empty.
 type OutputTag[T any] struct{ ID string }
 
 // NewOutputTag names a side output.

@@ -186,6 +186,8 @@ type subtaskClock struct {
 	channels []channel
 	ops      []opClock
 	source   sourceClock
+	// phys are the physical processing-time timers in firing order.
+	phys []physTimer
 }
 
 type opClock struct {
@@ -197,6 +199,9 @@ func (e *Executor) saveClock() *clockState {
 	c := &clockState{subtasks: make([]subtaskClock, len(e.subtasks))}
 	for i, st := range e.subtasks {
 		sc := subtaskClock{valve: st.valve.save(), channels: slices.Clone(st.channels)}
+		for _, pt := range st.pts.timers {
+			sc.phys = append(sc.phys, *pt)
+		}
 		for _, inst := range st.ops {
 			sc.ops = append(sc.ops, opClock{wm: inst.wm, idle: inst.idle})
 		}
@@ -224,8 +229,13 @@ func (e *Executor) loadClock(c *clockState) error {
 			st.channels[j] = sc.channels[j]
 			st.channels[j].from = from
 		}
+		st.pts = procTimeService{}
 		for j, inst := range st.ops {
 			inst.wm, inst.idle = sc.ops[j].wm, sc.ops[j].idle
+			inst.svc.phys = nil
+		}
+		for _, pt := range sc.phys {
+			st.ops[pt.owner].svc.phys = st.pts.register(pt.time, pt.owner)
 		}
 		if src := st.ops[0].src; src != nil {
 			src.loadClock(sc.source)

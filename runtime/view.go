@@ -21,6 +21,10 @@ type SubtaskView struct {
 	// HoldingBack is the index of the channel that holds Watermark back
 	// (the active, aligned channel with the lowest watermark), -1 if none.
 	HoldingBack int
+	// PhysicalTimers are the times of the subtask's physical
+	// processing-time timers: one per operator with processing-time timers,
+	// at its earliest (Flink's InternalTimerServiceImpl), earliest first.
+	PhysicalTimers []int64
 	// Done is true for a source subtask at the end of its input.
 	Done bool
 	// Source describes a source subtask's input (nil for other subtasks).
@@ -77,7 +81,8 @@ func (e *Executor) Subtasks() []SubtaskView {
 	out := make([]SubtaskView, 0, len(e.subtasks))
 	for _, st := range e.subtasks {
 		v := SubtaskView{Task: st.task, Index: st.index, KeyGroups: st.groups, Queued: st.inbox.len(),
-			Watermark: st.valve.Watermark(), Idle: st.valve.Idle(), HoldingBack: st.valve.HoldingBack(), Done: st.done}
+			Watermark: st.valve.Watermark(), Idle: st.valve.Idle(), HoldingBack: st.valve.HoldingBack(), Done: st.done,
+			PhysicalTimers: st.pts.times()}
 		for i, ch := range st.channels {
 			v.Channels = append(v.Channels, ChannelView{Index: i, From: ch.from.task, FromSubtask: ch.from.index, ChannelStatus: st.valve.Channel(i),
 				LastRecordTS: ch.lastTS, HasRecordTS: ch.hasTS, Records: ch.records})
@@ -96,11 +101,11 @@ func (e *Executor) Subtasks() []SubtaskView {
 		}
 		for _, inst := range st.ops {
 			ov := OperatorView{Info: inst.info, Watermark: inst.wm, Keyed: inst.keyed, OperatorState: inst.opStore}
-			if inst.event != nil {
-				ov.EventTimers = inst.event.Len()
+			if inst.svc.event != nil {
+				ov.EventTimers = inst.svc.event.Len()
 			}
-			if inst.proc != nil {
-				ov.ProcessingTimers = inst.proc.Len()
+			if inst.svc.proc != nil {
+				ov.ProcessingTimers = inst.svc.proc.Len()
 			}
 			v.Operators = append(v.Operators, ov)
 		}
