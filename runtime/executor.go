@@ -96,7 +96,7 @@ type subtask struct {
 	// pts holds the physical processing-time timers of the operators.
 	pts   procTimeService
 	stack []work
-	done     bool // a source subtask at the end of its input
+	done  bool // a source subtask at the end of its input
 }
 
 // channel is one input channel of a subtask: one upstream subtask of one
