@@ -106,7 +106,31 @@ func Explain(cat Catalog, q *Query) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return pl.explain(), nil
+	return pl.explain() + explainReads(cat, pl), nil
+}
+
+// ReadExplainer is a catalog that can say which files and blocks a keyed
+// scan reads (Flink's RocksDB state: the SST blocks an index seek selects).
+// EXPLAIN adds its lines as "reads:".
+type ReadExplainer interface {
+	ExplainKeyed(scan state.KeyedScan) []string
+}
+
+func explainReads(cat Catalog, pl *plan) string {
+	ex, ok := cat.(ReadExplainer)
+	if !ok {
+		return ""
+	}
+	var b strings.Builder
+	for _, s := range pl.scans {
+		if s.keyed == nil {
+			continue
+		}
+		for _, l := range ex.ExplainKeyed(*s.keyed) {
+			b.WriteString("reads: " + l + "\n")
+		}
+	}
+	return b.String()
 }
 
 // Run checks and plans a query and returns its rows, which are read from
@@ -128,7 +152,7 @@ func RunWith(ctx context.Context, cat Catalog, q *Query, opts Options) (*Rows, e
 		return nil, err
 	}
 	if q.Explain {
-		lines := strings.Split(strings.TrimSuffix(pl.explain(), "\n"), "\n")
+		lines := strings.Split(strings.TrimSuffix(pl.explain()+explainReads(cat, pl), "\n"), "\n")
 		return &Rows{cols: []string{"plan"}, run: func(yield func([]any) bool) error {
 			for _, l := range lines {
 				if !yield([]any{l}) {

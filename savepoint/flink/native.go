@@ -95,11 +95,40 @@ func (nh *nativeHandle) open(dir string) (*rocksdb.DB, error) {
 		}
 		src.origins = originDirs(nh)
 		nh.db, nh.err = rocksdb.Open(src, rocksdb.Options{Merge: rocksdb.StringAppend{Delimiter: ','}})
+		if nh.err == nil {
+			nh.err = checkLive(nh.db, src.files)
+		}
 		if nh.err != nil {
 			nh.err = fmt.Errorf("flink: RocksDB state of backend %s (checkpoint %d): %w", nh.backendID, nh.checkpointID, nh.err)
 		}
 	})
 	return nh.db, nh.err
+}
+
+// checkLive checks the MANIFEST against the files the handle lists: the
+// SSTs of a RocksDB checkpoint are exactly its live tables, so a listed SST
+// the MANIFEST does not name means a MANIFEST cut short at a record
+// boundary (which reads as a valid, older version) or a foreign one.
+func checkLive(db *rocksdb.DB, files map[string]*streamHandle) error {
+	live := map[string]bool{}
+	for _, cf := range db.Version().ColumnFamilies {
+		for _, lvl := range cf.Levels {
+			for _, f := range lvl {
+				live[rocksdb.TableName(f.Number)] = true
+			}
+		}
+	}
+	var missing []string
+	for name := range files {
+		if strings.HasSuffix(name, ".sst") && !live[name] {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return fmt.Errorf("rocksdb: %s does not name %s as live, which the checkpoint lists (a MANIFEST cut short?): %w", db.Version().Manifest, strings.Join(missing, ", "), rocksdb.ErrCorrupt)
+	}
+	return nil
 }
 
 // originDirs are the directories the handle's absolute paths were written
@@ -494,8 +523,11 @@ func (sp *Savepoint) ExplainKeyed(scan state.KeyedScan) []string {
 			continue
 		}
 		ranges := sp.nativeRanges(f, scan.KeyGroups, scan.Keys)
+		if len(ranges) == 0 {
+			continue // none of its key groups is wanted: nothing read
+		}
 		for _, m := range f.header.states {
-			if scan.StateName != "" && m.name != scan.StateName {
+			if m.backendType != backendKeyValue || scan.StateName != "" && m.name != scan.StateName {
 				continue
 			}
 			cf := db.ColumnFamily(m.name)
