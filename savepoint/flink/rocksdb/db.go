@@ -217,11 +217,11 @@ func (db *DB) NewIter(cf *ColumnFamily, o IterOptions) (*Iter, error) {
 		}
 		if level == 0 || !disjoint(live) {
 			for _, t := range tables {
-				it.children = append(it.children, newTableIter(t, it.upper, o.Trace))
+				it.children = append(it.children, &child{it: newTableIter(t, it.upper, o.Trace)})
 			}
 			continue
 		}
-		it.children = append(it.children, &levelIter{files: live, tables: tables, upper: it.upper, trace: o.Trace})
+		it.children = append(it.children, &child{it: &levelIter{files: live, tables: tables, upper: it.upper, trace: o.Trace}})
 	}
 	it.tombs = fragment(tombs)
 	return it, nil
@@ -320,6 +320,7 @@ type levelIter struct {
 	trace  func(BlockRef)
 	i      int
 	cur    *tableIter
+	base   uint64 // blocks loaded by the level's earlier table iterators
 	err    error
 }
 
@@ -330,6 +331,11 @@ func (l *levelIter) open(i int) {
 		return
 	}
 	if l.cur == nil || l.cur.t != l.tables[i] {
+		// A new iterator: the old one's buffers are left as they are, so
+		// values it served stay valid.
+		if l.cur != nil {
+			l.base += l.cur.loads + 1
+		}
 		l.cur = newTableIter(l.tables[i], l.upper, l.trace)
 	}
 }
@@ -389,6 +395,12 @@ func (l *levelIter) valid() bool   { return l.cur != nil && l.cur.valid() }
 func (l *levelIter) key() []byte   { return l.cur.key() }
 func (l *levelIter) value() []byte { return l.cur.value() }
 func (l *levelIter) error() error  { return l.err }
+func (l *levelIter) gen() uint64 {
+	if l.cur == nil {
+		return l.base
+	}
+	return l.base + l.cur.loads
+}
 
 // fragments are range tombstones cut into non-overlapping pieces, each with
 // the highest sequence number covering it.
@@ -451,18 +463,19 @@ type Iter struct {
 	lower    []byte
 	upper    []byte
 	merge    MergeOperator
-	children []internalIter
-	heap     []internalIter
+	children []*child
+	heap     []*child
 	tombs    fragments
 
-	key   []byte
-	val   []byte
-	base  []byte
-	opBuf []byte
-	opEnd []int
-	ops   [][]byte
-	ok    bool
-	err   error
+	key    []byte
+	val    []byte
+	base   []byte
+	merged []byte
+	opBuf  []byte
+	opEnd  []int
+	ops    [][]byte
+	ok     bool
+	err    error
 }
 
 // First moves to the first live key at or after Lower.
@@ -473,9 +486,10 @@ func (it *Iter) First() bool {
 	it.err = nil
 	it.heap = it.heap[:0]
 	for _, c := range it.children {
-		if c.first() {
+		if c.it.first() {
+			c.key = c.it.key()
 			it.heap = append(it.heap, c)
-		} else if err := c.error(); err != nil {
+		} else if err := c.it.error(); err != nil {
 			it.err = err
 			it.ok = false
 			return false
@@ -493,9 +507,10 @@ func (it *Iter) SeekGE(key []byte) bool {
 	it.err = nil
 	it.heap = it.heap[:0]
 	for _, c := range it.children {
-		if c.seekGE(key) {
+		if c.it.seekGE(key) {
+			c.key = c.it.key()
 			it.heap = append(it.heap, c)
-		} else if err := c.error(); err != nil {
+		} else if err := c.it.error(); err != nil {
 			it.err = err
 			it.ok = false
 			return false
@@ -518,7 +533,13 @@ func (it *Iter) Key() []byte   { return it.key }
 func (it *Iter) Value() []byte { return it.val }
 func (it *Iter) Err() error    { return it.err }
 
-func less(a, b internalIter) bool { return compareInternal(a.key(), b.key()) < 0 }
+// child is one input of the merge with its current internal key.
+type child struct {
+	it  internalIter
+	key []byte
+}
+
+func less(a, b *child) bool { return compareInternal(a.key, b.key) < 0 }
 
 func (it *Iter) initHeap() {
 	for i := len(it.heap)/2 - 1; i >= 0; i-- {
@@ -548,11 +569,14 @@ func (it *Iter) down(i int) {
 // advanceTop moves the smallest child on and restores the heap.
 func (it *Iter) advanceTop() bool {
 	c := it.heap[0]
-	if c.next() {
-		it.down(0)
+	if c.it.next() {
+		c.key = c.it.key()
+		if len(it.heap) > 1 {
+			it.down(0)
+		}
 		return true
 	}
-	if err := c.error(); err != nil {
+	if err := c.it.error(); err != nil {
 		it.err = err
 		return false
 	}
@@ -567,17 +591,22 @@ func (it *Iter) advanceTop() bool {
 func (it *Iter) findNext() bool {
 	it.ok = false
 	for len(it.heap) > 0 && it.err == nil {
-		ik := it.heap[0].key()
-		uk := userKey(ik)
+		uk := userKey(it.heap[0].key)
 		if it.upper != nil && bytes.Compare(uk, it.upper) >= 0 {
 			return false
 		}
 		it.key = append(it.key[:0], uk...)
 		it.opBuf, it.opEnd = it.opBuf[:0], it.opEnd[:0]
 		hasBase, done := false, false
+		// The newest value is borrowed from its child until that child
+		// loads another block (gen moves): most keys have one version, so
+		// most values are never copied.
+		var base []byte
+		var lender *child
+		var lenderGen uint64
 		for len(it.heap) > 0 {
 			c := it.heap[0]
-			ik := c.key()
+			ik := c.key
 			if !bytes.Equal(userKey(ik), it.key) {
 				break
 			}
@@ -589,10 +618,10 @@ func (it *Iter) findNext() bool {
 				} else {
 					switch typ {
 					case typeValue:
-						it.base = append(it.base[:0], c.value()...)
+						base, lender, lenderGen = c.it.value(), c, c.it.gen()
 						hasBase, done = true, true
 					case typeMerge:
-						it.opBuf = append(it.opBuf, c.value()...)
+						it.opBuf = append(it.opBuf, c.it.value()...)
 						it.opEnd = append(it.opEnd, len(it.opBuf))
 					case typeDeletion, typeSingleDeletion, typeDeletionWithTimestamp:
 						done = true
@@ -611,12 +640,16 @@ func (it *Iter) findNext() bool {
 			if !it.advanceTop() {
 				return false
 			}
+			if lender != nil && lender.it.gen() != lenderGen {
+				it.base = append(it.base[:0], base...)
+				base, lender = it.base, nil
+			}
 		}
 		if len(it.opEnd) == 0 {
 			if !hasBase {
 				continue // deleted
 			}
-			it.val = it.base
+			it.val = base
 			it.ok = true
 			return true
 		}
@@ -633,15 +666,17 @@ func (it *Iter) findNext() bool {
 			}
 			it.ops = append(it.ops, it.opBuf[start:it.opEnd[i]])
 		}
-		it.val = it.merge.Merge(it.base, hasBase, it.ops, it.val)
+		// Never into it.val: it may be a child's block.
+		it.merged = it.merge.Merge(base, hasBase, it.ops, it.merged)
+		it.val = it.merged
 		it.ok = true
 		return true
 	}
 	return false
 }
 
-func (it *Iter) childName(c internalIter) string {
-	switch x := c.(type) {
+func (it *Iter) childName(c *child) string {
+	switch x := c.it.(type) {
 	case *tableIter:
 		return x.t.name
 	case *levelIter:

@@ -36,6 +36,10 @@ type internalIter interface {
 	key() []byte // internal key, with the table's global sequence number applied
 	value() []byte
 	error() error
+	// gen counts the data blocks loaded. A value stays valid until the
+	// iterator has loaded two more blocks (its buffers alternate), so a
+	// caller holding one copies it when gen moves.
+	gen() uint64
 }
 
 // tableIter iterates the entries of one table: a two-level iteration over
@@ -51,8 +55,9 @@ type tableIter struct {
 	partRaw []byte
 	partDec []byte
 	data    blockIter
-	dataDec []byte
+	dataDec [2][]byte
 	ra      readahead
+	loads   uint64
 	keyBuf  []byte // key with the global sequence number applied
 	err     error
 	ok      bool
@@ -109,10 +114,14 @@ func (it *tableIter) loadData() bool {
 	if it.trace != nil {
 		it.trace(BlockRef{File: it.t.name, Kind: "data", Offset: h.offset, Size: h.size})
 	}
-	b, err := it.t.readBlock(h, "data", nil, &it.dataDec, &it.ra)
+	// Alternate buffers: the previous block stays valid while this one is
+	// read (see internalIter.gen).
+	i := it.loads & 1
+	b, err := it.t.readBlock(h, "data", nil, &it.dataDec[i], &it.ra)
 	if err != nil {
 		return it.setErr(err)
 	}
+	it.loads++
 	it.data.init(b)
 	return true
 }
@@ -172,7 +181,14 @@ func (it *tableIter) settle() bool {
 		if !it.loadData() {
 			return false
 		}
-		it.data.first()
+		if !it.data.first() {
+			if it.data.err != nil {
+				return it.setErr(it.data.err)
+			}
+			// RocksDB never writes one; reading past it would also break
+			// the two-block validity of values (gen).
+			return it.setErr(corruptf(it.t.name, it.data.b.off, "data block without entries"))
+		}
 	}
 	if len(it.data.key) < 8 {
 		return it.setErr(corruptf(it.t.name, it.data.b.off+int64(it.data.cur), "internal key of %d bytes", len(it.data.key)))
@@ -184,7 +200,7 @@ func (it *tableIter) settle() bool {
 func (it *tableIter) first() bool {
 	it.err, it.ok = nil, false
 	it.data.init(block{})
-	it.ra = readahead{buf: it.ra.buf[:0]}
+	it.resetReadahead()
 	if !it.top.initFrom(it.t.index) || !it.top.first() {
 		return it.setErr(it.top.err)
 	}
@@ -211,7 +227,7 @@ func (it *tableIter) first() bool {
 func (it *tableIter) seekGE(ukey []byte) bool {
 	it.err, it.ok = nil, false
 	it.data.init(block{})
-	it.ra = readahead{buf: it.ra.buf[:0]}
+	it.resetReadahead()
 	it.top.initFrom(it.t.index)
 	if !it.top.seekGE(ukey, it.indexKey) {
 		return it.setErr(it.top.err)
@@ -261,7 +277,10 @@ func (it *tableIter) key() []byte {
 }
 
 func (it *tableIter) value() []byte { return it.data.val }
-func (it *tableIter) error() error  { return it.err }
+func (it *tableIter) gen() uint64   { return it.loads }
+
+func (it *tableIter) resetReadahead() { it.ra.reset() }
+func (it *tableIter) error() error    { return it.err }
 
 // initFrom starts an iterator over b; false (with no error) when b is empty.
 func (it *blockIter) initFrom(b block) bool {

@@ -375,9 +375,11 @@ func (t *Table) readBlock(h blockHandle, kind string, raw, dec *[]byte, ra *read
 // readahead serves the sequential block reads of a scan from one window,
 // growing it while reads stay sequential, as RocksDB's automatic readahead
 // does; a seek starts again with exact reads, so a point lookup reads only
-// the blocks it needs.
+// the blocks it needs. Two buffers alternate: a new window never
+// overwrites the one the previous block was served from.
 type readahead struct {
-	buf     []byte
+	bufs    [2][]byte
+	cur     int
 	bufOff  int64
 	size    int   // window to read next time
 	nextOff int64 // where a sequential read would start
@@ -386,13 +388,18 @@ type readahead struct {
 
 const (
 	readaheadMin = 16 << 10
-	readaheadMax = 1 << 20
+	readaheadMax = 256 << 10 // RocksDB's max_auto_readahead_size; two windows stay in L2
 )
 
+func (r *readahead) reset() {
+	*r = readahead{bufs: [2][]byte{r.bufs[0][:0], r.bufs[1][:0]}}
+}
+
 func (r *readahead) read(t *Table, off int64, n int) ([]byte, error) {
-	if off >= r.bufOff && off+int64(n) <= r.bufOff+int64(len(r.buf)) {
+	buf := r.bufs[r.cur]
+	if off >= r.bufOff && off+int64(n) <= r.bufOff+int64(len(buf)) {
 		r.nextOff = off + int64(n)
-		return r.buf[off-r.bufOff : off-r.bufOff+int64(n)], nil
+		return buf[off-r.bufOff : off-r.bufOff+int64(n)], nil
 	}
 	want := n
 	if off == r.nextOff {
@@ -405,13 +412,15 @@ func (r *readahead) read(t *Table, off int64, n int) ([]byte, error) {
 		r.seq, r.size = 0, 0
 	}
 	want = int(min(int64(want), t.size-off))
-	r.buf = grow(r.buf, want)
-	m, err := t.f.ReadAt(r.buf, off)
+	r.cur ^= 1
+	buf = grow(r.bufs[r.cur], want)
+	r.bufs[r.cur] = buf
+	m, err := t.f.ReadAt(buf, off)
 	if err != nil && !(err == io.EOF && m == want) {
-		r.buf = r.buf[:0]
+		r.bufs[r.cur] = buf[:0]
 		return nil, err
 	}
 	r.bufOff = off
 	r.nextOff = off + int64(n)
-	return r.buf[:n], nil
+	return buf[:n], nil
 }
