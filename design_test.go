@@ -27,6 +27,7 @@ var importRules = []struct {
 	{"savepoint/flink", []string{"state", "savepoint/flink/rocksdb"}},
 	// The RocksDB reader knows files, blocks and keys, nothing of Flink.
 	{"savepoint/flink/rocksdb", nil},
+	{"savepoint/flink/rocksdb/rocksdbtest", nil},
 	// diff, modify and export read any catalog (ours, Flink's, live) and
 	// use the query language for filters and statements.
 	{"savepoint/diff", []string{"state", "savepoint", "savepoint/flink", "query"}},
