@@ -1,13 +1,9 @@
 package flink
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"iter"
 	"slices"
-
-	"github.com/golang/snappy"
 
 	"streamdbg/state"
 )
@@ -286,12 +282,9 @@ func (r *kgReader) decompress(b []byte, at int64) (*decoder, error) {
 	if !r.header.compressed {
 		return newDecoder(r.file, at, b), nil
 	}
-	out, err := io.ReadAll(io.LimitReader(snappy.NewReader(bytes.NewReader(b)), maxKeyGroupSize+1))
+	out, err := unsnappy(b, r.file, at, fmt.Sprintf("key group %d", r.kg))
 	if err != nil {
-		return nil, &FormatError{File: r.file, Offset: at, Msg: fmt.Sprintf("key group %d: snappy: %v", r.kg, err), Err: ErrCorrupt}
-	}
-	if len(out) > maxKeyGroupSize {
-		return nil, &FormatError{File: r.file, Offset: at, Msg: fmt.Sprintf("key group %d decompresses to more than %d bytes", r.kg, maxKeyGroupSize), Err: ErrUnsupported}
+		return nil, err
 	}
 	// Offsets inside decompressed bytes are not file offsets: errors name
 	// the key group's offset and the decompressed position.

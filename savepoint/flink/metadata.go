@@ -115,9 +115,9 @@ func parseMetadata(file string, b []byte) (*metadata, error) {
 		d.fail("not a Flink _metadata file (magic %#x)", uint32(m))
 	}
 	md := &metadata{version: int(d.i32())}
-	if d.err == nil && (md.version < 3 || md.version > 6) {
+	if d.err == nil && (md.version < 2 || md.version > 7) {
 		d.off -= 4
-		d.failErr(ErrUnsupported, "metadata format version %d not supported (3 to 6 are)", md.version)
+		d.failErr(ErrUnsupported, "metadata format version %d not supported (2 to 7 are)", md.version)
 	}
 	md.checkpointID = d.i64()
 	if d.err == nil && md.checkpointID < 0 {
@@ -170,9 +170,15 @@ func parseOperator(d *decoder, version int) *operatorMeta {
 	if d.err == nil && (op.parallelism < 0 || op.maxParallelism < 0 || op.maxParallelism > 1<<15) {
 		d.fail("operator %s: parallelism %d, max parallelism %d", op.id, op.parallelism, op.maxParallelism)
 	}
-	op.coordinator = parseStreamHandle(d, 0)
+	if version == 2 {
+		// MetadataV2Serializer (Flink 1.8 to 1.10): the unused "chain
+		// length" instead of coordinator state.
+		d.i32()
+	} else {
+		op.coordinator = parseStreamHandle(d, 0)
+	}
 	n := d.i32()
-	if n == -1 {
+	if n == -1 && version >= 3 {
 		op.finished = true
 		return op
 	}
@@ -185,12 +191,18 @@ func parseOperator(d *decoder, version int) *operatorMeta {
 		}
 		idx := d.i32()
 		st := subtaskMeta{index: int(idx)}
-		if idx < 0 {
+		if idx < 0 && version >= 3 {
 			// A finished subtask is stored as -(index+1) with no state.
 			st.index = int(-(int64(idx) + 1))
 			st.finished = true
 			op.subtasks = append(op.subtasks, st)
 			continue
+		}
+		if version == 2 {
+			d.i64() // "duration", unused
+			if legacy := d.i32(); legacy != 0 && d.err == nil {
+				d.failErr(ErrUnsupported, "operator %s: %d legacy (Flink 1.1 Checkpointed) states", op.id, legacy)
+			}
 		}
 		if d.i32() != 0 {
 			st.operatorState = parseOperatorStateHandle(d)
@@ -206,6 +218,13 @@ func parseOperator(d *decoder, version int) *operatorMeta {
 			// Channel state of unaligned checkpoints: this reader has
 			// no use for it, and savepoints never hold any.
 			skipChannelState(d, op)
+		}
+		if version >= 7 {
+			// MetadataV7Serializer: an optional regional checkpoint
+			// reference id.
+			if d.u8() == 1 {
+				d.i64()
+			}
 		}
 		op.subtasks = append(op.subtasks, st)
 	}

@@ -31,7 +31,7 @@ func (sp *Savepoint) OperatorState(scan state.OperatorScan) iter.Seq2[state.Oper
 				}
 				oh := sp.operatorHeaderOf(op, h)
 				explicit := scan.OperatorID != "" || scan.StateName != ""
-				if oh.err != nil {
+				if oh.err != nil && len(oh.states) == 0 {
 					if explicit && !yield(state.OperatorRow{}, oh.err) {
 						return
 					}
@@ -66,7 +66,13 @@ func (sp *Savepoint) operatorRows(h *operatorStateHandle, oh *operatorHeader, st
 		}
 		m := oh.find(s.name)
 		if m == nil {
-			if !yield(state.OperatorRow{}, fmt.Errorf("flink: %s: no meta information for operator state %q", sec.name(), s.name)) {
+			// Listed by _metadata, not by the file's header (which may
+			// have stopped at an unknown serializer): its status says so.
+			err := fmt.Errorf("flink: %s: no meta information for operator state %q", sec.name(), s.name)
+			if oh.err != nil {
+				err = fmt.Errorf("flink: %s: operator state %q: %w", sec.name(), s.name, oh.err)
+			}
+			if explicit && !yield(state.OperatorRow{}, err) {
 				return false
 			}
 			continue
@@ -83,6 +89,11 @@ func (sp *Savepoint) operatorRows(h *operatorStateHandle, oh *operatorHeader, st
 			b, err := sp.readSection(sec, off, sectionEnd(sorted, off, sec.size()))
 			if err != nil {
 				return yield(state.OperatorRow{}, err)
+			}
+			if oh.compressed {
+				if b, err = unsnappy(b, sec.name(), off, fmt.Sprintf("operator state %q element %d", s.name, i)); err != nil {
+					return yield(state.OperatorRow{}, err)
+				}
 			}
 			if row.Kind == state.KindBroadcast {
 				if !broadcastRows(sec.name(), off, b, m, row, yield) {

@@ -2,8 +2,10 @@ package flink
 
 import (
 	"bytes"
+
 	"encoding/binary"
 	"fmt"
+	"github.com/golang/snappy"
 	"io"
 	"iter"
 	"os"
@@ -238,11 +240,7 @@ func (sp *Savepoint) readOperatorHeader(h *operatorStateHandle) *operatorHeader 
 		return &operatorHeader{err: err}
 	}
 	sp.sections.Add(1)
-	oh := readOperatorHeader(newDecoder(sec.name(), 0, b))
-	if oh.err == nil && oh.compressed {
-		oh.err = fmt.Errorf("flink: %s: compressed operator state: %w", sec.name(), ErrUnsupported)
-	}
-	return oh
+	return readOperatorHeader(newDecoder(sec.name(), 0, b))
 }
 
 // States lists every state of every operator: keyed states from the keyed
@@ -509,5 +507,29 @@ func sortedOffsets(offs ...[]int64) []int64 {
 }
 
 var snappyStreamID = []byte{0xff, 0x06, 0x00, 0x00, 's', 'N', 'a', 'P', 'p', 'Y'}
+
+// maxDecompressed bounds what one compressed section may decompress to.
+const maxDecompressed = 1 << 30
+
+// unsnappy decompresses a section of Snappy's framing format, as xerial's
+// SnappyFramedOutputStream writes it (Flink's SnappyStreamCompressionDecorator).
+// A section that does not start with the stream identifier is a part of a
+// stream that Flink reads after a seek (operator state: one stream for the
+// whole file, each element starting a new chunk): it is read as if the
+// identifier preceded it.
+func unsnappy(b []byte, file string, at int64, what string) ([]byte, error) {
+	var src io.Reader = bytes.NewReader(b)
+	if !isSnappyFramed(b) {
+		src = io.MultiReader(bytes.NewReader(snappyStreamID), src)
+	}
+	out, err := io.ReadAll(io.LimitReader(snappy.NewReader(src), maxDecompressed+1))
+	if err != nil {
+		return nil, &FormatError{File: file, Offset: at, Msg: fmt.Sprintf("%s: snappy: %v", what, err), Err: ErrCorrupt}
+	}
+	if len(out) > maxDecompressed {
+		return nil, &FormatError{File: file, Offset: at, Msg: fmt.Sprintf("%s decompresses to more than %d bytes", what, maxDecompressed), Err: ErrUnsupported}
+	}
+	return out, nil
+}
 
 func isSnappyFramed(b []byte) bool { return bytes.HasPrefix(b, snappyStreamID) }
