@@ -175,6 +175,19 @@ func (sp *Savepoint) Timers(scan state.TimerScan) iter.Seq2[state.TimerRow, erro
 				}
 			}
 		}
+		for _, op := range sp.md.operators {
+			if !sp.matchOperator(op, scan.OperatorID) {
+				continue
+			}
+			for _, st := range op.subtasks {
+				if st.rawKeyedHandle == nil || sp.legacyTimersOf(st.rawKeyedHandle).err != nil {
+					continue
+				}
+				if !sp.legacyTimerRows(op, st.index, st.rawKeyedHandle, scan.KeyGroups, yield) {
+					return
+				}
+			}
+		}
 	}
 }
 

@@ -68,6 +68,9 @@ type subtaskMeta struct {
 	keyed         *keyGroupsHandle
 	rawOperator   bool
 	rawKeyed      bool
+	// rawKeyedHandle is the raw keyed state's handle: legacy timers, or
+	// state written by the operator itself.
+	rawKeyedHandle *keyGroupsHandle
 	// keyedGap says why the managed keyed state cannot be read when its
 	// handle is of a kind this reader does not read (native RocksDB,
 	// changelog).
@@ -212,7 +215,7 @@ func parseOperator(d *decoder, version int) *operatorMeta {
 		}
 		st.keyed, st.keyedGap = parseKeyedHandle(d, op, 0)
 		if raw, gap := parseKeyedHandle(d, op, 0); raw != nil || gap != "" {
-			st.rawKeyed = true
+			st.rawKeyed, st.rawKeyedHandle = true, raw
 		}
 		if version >= 3 {
 			// Channel state of unaligned checkpoints: this reader has

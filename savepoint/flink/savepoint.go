@@ -2,6 +2,7 @@ package flink
 
 import (
 	"bytes"
+	"errors"
 
 	"encoding/binary"
 	"fmt"
@@ -37,6 +38,7 @@ type Savepoint struct {
 	sections  atomic.Int64 // sections read from state files, for tests
 	operators []state.OperatorInfo
 	plan      map[string]*opPlan // by operator id, from ApplyPlan
+	legacy    map[*keyGroupsHandle]*legacyTimers
 }
 
 var _ state.Catalog = (*Savepoint)(nil)
@@ -93,7 +95,10 @@ func openBytes(dir string, b []byte) (*Savepoint, error) {
 			if st.operatorState != nil {
 				st.operatorState.stream.resolve(dir)
 			}
-			if st.rawKeyed || st.rawOperator {
+			if st.rawKeyedHandle != nil {
+				st.rawKeyedHandle.stream.resolve(dir)
+			}
+			if st.rawOperator {
 				op.addUnsupported("raw state (written by the operator itself, no meta information) not shown")
 			}
 		}
@@ -295,7 +300,24 @@ func (sp *Savepoint) States() []state.StateMeta {
 				gap(KeyedStateGap, state.ScopeKeyed, st.keyedGap)
 			}
 			if st.rawKeyed {
-				gap(RawKeyedState, state.ScopeKeyed, "raw keyed state (written by the operator itself, without meta information) cannot be read")
+				var lt *legacyTimers
+				if st.rawKeyedHandle != nil {
+					lt = sp.legacyTimersOf(st.rawKeyedHandle)
+				}
+				if lt != nil && lt.err == nil {
+					for _, m := range legacyTimerMetas(op.id, name, lt) {
+						add(m)
+					}
+				} else {
+					why := "raw keyed state (written by the operator itself, without meta information) cannot be read"
+					if lt != nil && !errors.Is(lt.err, ErrUnsupported) {
+						why = fmt.Sprintf("raw keyed state unreadable: %v", lt.err)
+					}
+					gap(RawKeyedState, state.ScopeKeyed, why)
+					sp.mu.Lock()
+					op.addUnsupported("raw state (written by the operator itself, no meta information) not shown")
+					sp.mu.Unlock()
+				}
 			}
 			if st.rawOperator {
 				gap(RawOperatorState, state.ScopeOperator, "raw operator state (written by the operator itself, without meta information) cannot be read")
