@@ -36,7 +36,7 @@ var importRules = []struct {
 	{"runtime", []string{"state", "state/heapstate", "state/pebblestate", "savepoint"}},
 	{"runtime/window", []string{"state", "runtime"}},
 	{"runtime/internal/optest", []string{"state", "runtime"}},
-	{"runtime/session", []string{"state", "savepoint", "savepoint/flink", "runtime", "query"}},
+	{"runtime/session", []string{"state", "savepoint", "savepoint/flink", "savepoint/diff", "runtime", "query"}},
 	{"fixtures", []string{"state", "runtime", "runtime/window"}},
 	{"tui", []string{"state", "savepoint", "savepoint/flink", "runtime", "runtime/session", "query", "tui/styles", "tui/keys"}},
 	{"tui/styles", nil},

@@ -15,6 +15,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"streamdbg/query"
+	"streamdbg/runtime/session"
 	"streamdbg/savepoint"
 	"streamdbg/savepoint/flink"
 	"streamdbg/state"
@@ -30,6 +31,7 @@ type browserQueryMsg struct {
 	text string
 	q    *queryResult
 	err  error
+	diff bool // a diff against another savepoint, not a query
 }
 
 // browser is the savepoint browser: StateMeta on top, operators and their
@@ -170,6 +172,9 @@ func (b *browser) Update(msg tea.Msg) tea.Cmd {
 			b.overlay = errorOverlay(b.keys, msg.text, msg.err)
 		} else {
 			b.overlay = queryOverlay(b.keys, msg.q)
+			if msg.diff {
+				b.overlay.title = "Diff · " + msg.text + " · " + strings.TrimPrefix(b.overlay.title, "Query · ")
+			}
 		}
 		b.overlay.SetSize(b.w, b.h-3)
 	case tea.KeyPressMsg:
@@ -212,6 +217,9 @@ func (b *browser) key(k tea.KeyPressMsg) tea.Cmd {
 				b.setFilter(strings.TrimSpace(b.prompt.Value()))
 				return nil
 			}
+			if mode == "diff" {
+				return b.runDiff(strings.TrimSpace(b.prompt.Value()))
+			}
 			return b.runQuery(strings.TrimSpace(b.prompt.Value()))
 		}
 		var cmd tea.Cmd
@@ -251,6 +259,11 @@ func (b *browser) key(k tea.KeyPressMsg) tea.Cmd {
 		b.prompt.Prompt = "/"
 		b.prompt.SetValue(b.filter)
 		b.prompt.CursorEnd()
+		return b.prompt.Focus()
+	case key.Matches(k, b.keys.Diff) && b.overlay == nil:
+		b.promptMode = "diff"
+		b.prompt.Prompt = "diff " + b.name + " against: "
+		b.prompt.SetValue("")
 		return b.prompt.Focus()
 	case b.overlay != nil:
 		b.overlay.Update(k)
@@ -307,6 +320,29 @@ func (b *browser) runQuery(text string) tea.Cmd {
 		}
 		q, err := readRows(text, rows, start)
 		return browserQueryMsg{text: text, q: q, err: err}
+	}
+}
+
+// runDiff compares this savepoint (old) with the one in the directory that
+// args starts with (new), keeping the rows of the filter that may follow.
+func (b *browser) runDiff(args string) tea.Cmd {
+	dir, filter, _ := strings.Cut(args, " ")
+	if dir == "" {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	b.busy = cancel
+	cat, name := b.cat, b.name
+	return func() tea.Msg {
+		defer cancel()
+		start := time.Now()
+		other, err := session.OpenCatalog(dir)
+		if err != nil {
+			return browserQueryMsg{text: args, err: err, diff: true}
+		}
+		rows := session.DiffRows(ctx, cat, other, name, dir, strings.TrimSpace(filter))
+		q, err := readRows(filter, rows, start)
+		return browserQueryMsg{text: dir, q: q, err: err, diff: true}
 	}
 }
 

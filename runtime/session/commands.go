@@ -217,6 +217,16 @@ func Commands() []Command {
 				}
 				return Result{Open: dir}, nil
 			}},
+		{Name: "diff", Args: "DIR [FILTER]", Runs: true,
+			Help: "Compare the savepoint in DIR with the live state: entries added, removed and changed, then a summary per state (FILTER: e.g. key = 'flink').",
+			Run: func(ctx context.Context, s *Session, args string) (Result, error) {
+				dir, filter, _ := strings.Cut(strings.TrimSpace(args), " ")
+				if dir == "" {
+					return Result{}, errors.New("diff: which savepoint directory?")
+				}
+				rows, err := s.DiffSavepoint(ctx, dir, strings.TrimSpace(filter))
+				return Result{Rows: rows}, err
+			}},
 		{Name: "restart", Runs: true, Help: "Restore the latest checkpoint (after a failure) and go on from there.",
 			Run: func(ctx context.Context, s *Session, args string) (Result, error) {
 				st, err := s.Restart()

@@ -38,6 +38,7 @@ type KeyMap struct {
 	Toggle      key.Binding
 	Delete      key.Binding
 	Enter       key.Binding
+	Diff        key.Binding
 }
 
 // Default is the key map of DESIGN 8: terminal habits, vim and arrows.
@@ -75,6 +76,7 @@ func Default() KeyMap {
 		Toggle:      key.NewBinding(key.WithKeys("space", "e"), key.WithHelp("space/e", "enable/disable")),
 		Delete:      key.NewBinding(key.WithKeys("x", "d", "delete"), key.WithHelp("x", "delete (in B, W)")),
 		Enter:       key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "select")),
+		Diff:        key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "diff")),
 	}
 }
 
@@ -95,5 +97,5 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 
 // BrowserHelp is the status line of the savepoint browser.
 func (k KeyMap) BrowserHelp() []key.Binding {
-	return []key.Binding{k.NextPane, k.Up, k.Down, k.PageDown, k.Filter, k.Command, k.Help, k.Quit}
+	return []key.Binding{k.NextPane, k.Up, k.Down, k.PageDown, k.Filter, k.Command, k.Diff, k.Help, k.Quit}
 }
