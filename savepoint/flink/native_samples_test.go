@@ -1,7 +1,6 @@
 package flink
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -64,6 +63,19 @@ func timerLines(t *testing.T, sp *Savepoint) []string {
 	return out
 }
 
+func operatorLines(t *testing.T, sp *Savepoint) []string {
+	t.Helper()
+	var out []string
+	for r, err := range sp.OperatorState(state.OperatorScan{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%s|%d|%s|%s|%d|%#v|%#v", r.OperatorID, r.Subtask, r.StateName, r.Kind, r.Position, r.Key, r.Value))
+	}
+	slices.Sort(out)
+	return out
+}
+
 func metaLines(sp *Savepoint) []string {
 	var out []string
 	for _, m := range sp.States() {
@@ -94,7 +106,7 @@ func sameLines(t *testing.T, what string, got, want []string) {
 // TestRocksDBSamplesMatchHeap reads every RocksDB sample (native
 // savepoints, incremental and full-snapshot checkpoints, canonical
 // savepoints) and compares keyed_state, timers and state_meta row for row
-// with the heap savepoint of the same job.
+// (and operator_state) with the heap savepoint of the same job.
 func TestRocksDBSamplesMatchHeap(t *testing.T) {
 	for _, s := range rocksdbSamples {
 		t.Run(filepath.Base(s.dir), func(t *testing.T) {
@@ -108,14 +120,11 @@ func TestRocksDBSamplesMatchHeap(t *testing.T) {
 			}
 			sp, err := Open(dir)
 			if err != nil {
-				if errors.Is(err, ErrUnsupported) && strings.Contains(err.Error(), "metadata format version 2") {
-					t.Skipf("%v (metadata v2 is issue 11's)", err)
-				}
 				t.Fatal(err)
 			}
 			for _, op := range sp.Operators() {
 				for _, u := range op.Unsupported {
-					if !strings.Contains(u, "in-flight data of an unaligned checkpoint") && !strings.Contains(u, "compressed operator state") {
+					if !strings.Contains(u, "in-flight data of an unaligned checkpoint") {
 						t.Errorf("%s: %s", op.ID, u)
 					}
 				}
@@ -123,6 +132,7 @@ func TestRocksDBSamplesMatchHeap(t *testing.T) {
 			sameLines(t, "keyed_state", keyedLines(t, sp), keyedLines(t, heap))
 			sameLines(t, "timers", timerLines(t, sp), timerLines(t, heap))
 			sameLines(t, "state_meta", metaLines(sp), metaLines(heap))
+			sameLines(t, "operator_state", operatorLines(t, sp), operatorLines(t, heap))
 			if len(keyedLines(t, heap))+len(timerLines(t, heap)) == 0 && !strings.Contains(s.dir, "broadcast") {
 				t.Fatal("heap savepoint has no keyed rows: the comparison proves nothing")
 			}
