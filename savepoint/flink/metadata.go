@@ -343,9 +343,10 @@ func parseKeyedHandle(d *decoder, op *operatorMeta, depth int) (*keyGroupsHandle
 		d.i32()
 		d.i32()
 		d.i64()
-		for range 2 { // materialized, then non-materialized handles
-			n := d.count("changelog handle", 1)
-			for range n {
+		var counts [2]int
+		for i := range counts { // materialized, then non-materialized handles
+			counts[i] = d.count("changelog handle", 1)
+			for range counts[i] {
 				parseKeyedHandle(d, op, depth+1)
 			}
 		}
@@ -354,7 +355,7 @@ func parseKeyedHandle(d *decoder, op *operatorMeta, depth int) (*keyGroupsHandle
 			d.i64()
 		}
 		d.utf()
-		return gap("changelog state backend not supported")
+		return gap(fmt.Sprintf("changelog state backend not supported (%d materialized and %d change-log handles: the state is the materialized part with the change log replayed over it, which this reader does not do)", counts[0], counts[1]))
 	case handleChangelogBytes:
 		d.i32()
 		d.i32()
@@ -366,6 +367,9 @@ func parseKeyedHandle(d *decoder, op *operatorMeta, depth int) (*keyGroupsHandle
 			d.take(d.count("changelog byte", 1))
 		}
 		d.utf()
+		if depth > 0 {
+			return nil, "" // inside a changelog handle, which says why
+		}
 		return gap("changelog state backend not supported")
 	case handleChangelogFile, handleChangelogFileV2:
 		d.i32()
@@ -380,6 +384,9 @@ func parseKeyedHandle(d *decoder, op *operatorMeta, depth int) (*keyGroupsHandle
 		d.utf()
 		if t == handleChangelogFileV2 {
 			d.utf()
+		}
+		if depth > 0 {
+			return nil, ""
 		}
 		return gap("changelog state backend not supported")
 	}

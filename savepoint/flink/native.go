@@ -408,14 +408,26 @@ func (sp *Savepoint) nativeNotes(h *keyGroupsHandle, kh *keyedHeader) []string {
 	if h.native == nil || kh.err != nil {
 		return nil
 	}
+	// kh is not shared yet: its states' problems (StateMeta.Status) are
+	// set here.
 	db, err := h.native.open(sp.dir)
 	if err != nil {
-		return []string{fmt.Sprintf("keyed state (RocksDB) unreadable: %v", err)}
+		why := fmt.Sprintf("RocksDB state unreadable: %v", err)
+		for _, m := range kh.states {
+			if m.problem == "" {
+				m.problem = why
+			}
+		}
+		return []string{"keyed state: " + why}
 	}
 	var out []string
 	for _, m := range kh.states {
 		if db.ColumnFamily(m.name) == nil && m.backendType == backendPriorityQueue {
-			out = append(out, fmt.Sprintf("timer state %q has no RocksDB column family (heap timers are not in the RocksDB files)", m.name))
+			why := "no RocksDB column family: heap timers are not in the RocksDB files"
+			if m.problem == "" {
+				m.problem = why
+			}
+			out = append(out, fmt.Sprintf("timer state %q: %s", m.name, why))
 		}
 	}
 	return out

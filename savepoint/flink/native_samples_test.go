@@ -79,7 +79,7 @@ func operatorLines(t *testing.T, sp *Savepoint) []string {
 func metaLines(sp *Savepoint) []string {
 	var out []string
 	for _, m := range sp.States() {
-		out = append(out, fmt.Sprintf("%s|%s|%s|%s|%s|%s|%s|%s|%d|%d", m.OperatorID, m.StateName, m.Scope, m.Kind, m.KeyType, m.NamespaceType, m.UserKeyType, m.ValueType, m.Entries, m.Bytes))
+		out = append(out, fmt.Sprintf("%s|%s|%s|%s|%s|%s|%s|%s|%d|%d|%s", m.OperatorID, m.StateName, m.Scope, m.Kind, m.KeyType, m.NamespaceType, m.UserKeyType, m.ValueType, m.Entries, m.Bytes, m.Status))
 	}
 	slices.Sort(out)
 	return out
