@@ -105,90 +105,133 @@ func BenchmarkSavepoint(b *testing.B) {
 	}
 	b.Logf("%d entries, %d bytes of state files (%.1f bytes/entry)", st.n, total, float64(total)/float64(st.n))
 
+	// Each side is a function so that the ratio sub-benchmarks can
+	// interleave them: on a loaded machine both then see the same load.
+	write := func(b *testing.B, i int) {
+		dir := fs.PathJoin(root, fmt.Sprintf("w%d", i))
+		if err := Write(fs, dir, st.snapshot()); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		_ = fs.RemoveAll(dir)
+		b.StartTimer()
+	}
+	read := func(b *testing.B) {
+		sp, err := Open(fs, ref)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n, size := 0, 0
+		for e, err := range sp.KeyedEntriesFor(sumID, state.KeyGroupRange{Start: 0, End: 127}) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			n++
+			size += e.Size()
+		}
+		if n != st.n {
+			b.Fatalf("%d entries, want %d", n, st.n)
+		}
+	}
+	// plainWrite writes the same file bytes in 4 KiB writes through a
+	// bufio.Writer and syncs them, as a plain buffered file does.
+	plainWrite := func(b *testing.B, i int) {
+		dir := fs.PathJoin(root, fmt.Sprintf("p%d", i))
+		if err := fs.MkdirAll(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for j, data := range files {
+			path := fs.PathJoin(dir, fmt.Sprint(j))
+			f, err := fs.Create(path, vfs.WriteCategoryUnspecified)
+			if err != nil {
+				b.Fatal(err)
+			}
+			w := bufio.NewWriter(f)
+			for off := 0; off < len(data); off += 4096 {
+				_, _ = w.Write(data[off:min(off+4096, len(data))])
+			}
+			if err := w.Flush(); err != nil {
+				b.Fatal(err)
+			}
+			if err := syncClose(f, path); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		_ = fs.RemoveAll(dir)
+		b.StartTimer()
+	}
+	// plainRead reads the same files whole in 4 KiB reads through a
+	// bufio.Reader, without looking at the bytes.
+	buf := make([]byte, 4096)
+	plainRead := func(b *testing.B) {
+		var n int64
+		for _, sub := range sp.Meta().Operators[0].Subtasks {
+			f, err := fs.Open(fs.PathJoin(ref, sub.Keyed.Name))
+			if err != nil {
+				b.Fatal(err)
+			}
+			r := bufio.NewReader(f)
+			for {
+				m, err := io.ReadFull(r, buf)
+				n += int64(m)
+				if err != nil {
+					break
+				}
+			}
+			_ = f.Close()
+		}
+		if n != total {
+			b.Fatalf("read %d bytes, want %d", n, total)
+		}
+	}
 	b.Run("write", func(b *testing.B) {
 		b.SetBytes(total)
 		for i := range b.N {
-			dir := fs.PathJoin(root, fmt.Sprintf("w%d", i))
-			if err := Write(fs, dir, st.snapshot()); err != nil {
-				b.Fatal(err)
-			}
-			b.StopTimer()
-			_ = fs.RemoveAll(dir)
-			b.StartTimer()
+			write(b, i)
 		}
 	})
 	b.Run("read", func(b *testing.B) {
 		b.SetBytes(total)
 		for range b.N {
-			sp, err := Open(fs, ref)
-			if err != nil {
-				b.Fatal(err)
-			}
-			n, size := 0, 0
-			for e, err := range sp.KeyedEntriesFor(sumID, state.KeyGroupRange{Start: 0, End: 127}) {
-				if err != nil {
-					b.Fatal(err)
-				}
-				n++
-				size += e.Size()
-			}
-			if n != st.n {
-				b.Fatalf("%d entries, want %d", n, st.n)
-			}
+			read(b)
 		}
 	})
 	b.Run("plainwrite", func(b *testing.B) {
 		b.SetBytes(total)
 		for i := range b.N {
-			dir := fs.PathJoin(root, fmt.Sprintf("p%d", i))
-			if err := fs.MkdirAll(dir, 0o755); err != nil {
-				b.Fatal(err)
-			}
-			for j, data := range files {
-				path := fs.PathJoin(dir, fmt.Sprint(j))
-				f, err := fs.Create(path, vfs.WriteCategoryUnspecified)
-				if err != nil {
-					b.Fatal(err)
-				}
-				w := bufio.NewWriter(f)
-				for off := 0; off < len(data); off += 4096 {
-					_, _ = w.Write(data[off:min(off+4096, len(data))])
-				}
-				if err := w.Flush(); err != nil {
-					b.Fatal(err)
-				}
-				if err := syncClose(f, path); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.StopTimer()
-			_ = fs.RemoveAll(dir)
-			b.StartTimer()
+			plainWrite(b, i)
 		}
 	})
 	b.Run("plainread", func(b *testing.B) {
 		b.SetBytes(total)
-		buf := make([]byte, 4096)
 		for range b.N {
-			var n int64
-			for _, sub := range sp.Meta().Operators[0].Subtasks {
-				f, err := fs.Open(fs.PathJoin(ref, sub.Keyed.Name))
-				if err != nil {
-					b.Fatal(err)
+			plainRead(b)
+		}
+	})
+	// The ratios: each iteration does one of each side, alternating which
+	// goes first; x-plain is the savepoint's throughput over the plain
+	// file's (plain time / savepoint time), the figure DESIGN 12 bounds.
+	ratio := func(b *testing.B, ours, plain func(i int)) {
+		var o, p time.Duration
+		for i := range b.N {
+			for k := range 2 {
+				start := time.Now()
+				if (i+k)%2 == 0 {
+					ours(i)
+					o += time.Since(start)
+				} else {
+					plain(i)
+					p += time.Since(start)
 				}
-				r := bufio.NewReader(f)
-				for {
-					m, err := io.ReadFull(r, buf)
-					n += int64(m)
-					if err != nil {
-						break
-					}
-				}
-				_ = f.Close()
-			}
-			if n != total {
-				b.Fatalf("read %d bytes, want %d", n, total)
 			}
 		}
+		b.ReportMetric(float64(p)/float64(o), "x-plain")
+	}
+	b.Run("read-ratio", func(b *testing.B) {
+		ratio(b, func(int) { read(b) }, func(int) { plainRead(b) })
+	})
+	b.Run("write-ratio", func(b *testing.B) {
+		ratio(b, func(i int) { write(b, i) }, func(i int) { plainWrite(b, i) })
 	})
 }

@@ -153,11 +153,26 @@ func (w *StreamWriter) Write(e Entry) error {
 	}
 	flags := byte(0)
 	sameState, sameKey := false, false
+	// shared is the key's common prefix with the previous key; the byte
+	// after it decides their order, so the check and the prefix
+	// compression are one pass.
+	shared := 0
 	if !w.first {
-		c := strings.Compare(e.State, w.prevState)
-		if c == 0 {
+		c := 0
+		if e.State != w.prevState {
+			c = strings.Compare(e.State, w.prevState)
+		} else {
 			sameState = true
-			c = bytes.Compare(e.Key, w.prevKey)
+			n := min(len(e.Key), len(w.prevKey))
+			for shared < n && e.Key[shared] == w.prevKey[shared] {
+				shared++
+			}
+			switch {
+			case shared < n:
+				c = int(e.Key[shared]) - int(w.prevKey[shared])
+			default:
+				c = len(e.Key) - len(w.prevKey)
+			}
 			if c == 0 {
 				sameKey = true
 				if c = bytes.Compare(e.Namespace, w.prevNS); c == 0 {
@@ -171,6 +186,12 @@ func (w *StreamWriter) Write(e Entry) error {
 	}
 	if !sameState {
 		flags |= flagState
+		// A new state starts its keys afresh; the prefix shared with the
+		// previous state's last key still compresses.
+		n := min(len(e.Key), len(w.prevKey))
+		for shared < n && e.Key[shared] == w.prevKey[shared] {
+			shared++
+		}
 	}
 	if !sameKey {
 		flags |= flagKey
@@ -192,17 +213,13 @@ func (w *StreamWriter) Write(e Entry) error {
 		w.prevState = e.State
 	}
 	if flags&flagKey != 0 {
-		shared := 0
-		if !w.first {
-			n := min(len(e.Key), len(w.prevKey))
-			for shared < n && e.Key[shared] == w.prevKey[shared] {
-				shared++
-			}
+		if w.first {
+			shared = 0
 		}
 		b = binary.AppendUvarint(b, uint64(shared))
 		b = binary.AppendUvarint(b, uint64(len(e.Key)-shared))
 		b = append(b, e.Key[shared:]...)
-		w.prevKey = append(w.prevKey[:0], e.Key...)
+		w.prevKey = append(w.prevKey[:shared], e.Key[shared:]...)
 	}
 	if flags&flagNS != 0 {
 		b = binary.AppendUvarint(b, uint64(len(e.Namespace)))
@@ -588,68 +605,122 @@ func (r *StreamReader) field(what string) ([]byte, error) {
 	return b, nil
 }
 
+// field1 reads a length-prefixed field at pos of b (the current block),
+// the one-byte length of most fields without a call.
+func field1(b []byte, pos int) (f []byte, next int, ok bool) {
+	if pos < len(b) {
+		if v := int(b[pos]); v < 0x80 {
+			pos++
+			if v > len(b)-pos {
+				return nil, pos, false
+			}
+			if v == 0 {
+				return nil, pos, true
+			}
+			return b[pos : pos+v : pos+v], pos + v, true
+		}
+	}
+	v, n := binary.Uvarint(b[pos:])
+	if n <= 0 || v > uint64(len(b)-pos-n) {
+		return nil, pos, false
+	}
+	pos += n
+	if v == 0 {
+		return nil, pos, true
+	}
+	return b[pos : pos+int(v) : pos+int(v)], pos + int(v), true
+}
+
+// compareFrom compares a with b, where a is known to share nothing before
+// its first byte with b's (a key suffix against the previous key's): the
+// first bytes usually decide.
+func compareFrom(a, b []byte) int {
+	if len(a) > 0 && len(b) > 0 && a[0] != b[0] {
+		if a[0] < b[0] {
+			return -1
+		}
+		return 1
+	}
+	return bytes.Compare(a, b)
+}
+
 func (r *StreamReader) decodeEntry(e *Entry) (bool, error) {
+	b := r.buf[:r.end]
 	start := r.pos
-	flags := r.buf[r.pos]
+	pos := start
+	flags := b[pos]
 	if flags&^flagsAll != 0 {
 		return false, r.corrupt("bad entry flags 0x%02x", flags)
 	}
-	r.pos++
+	pos++
 	if r.first && flags&flagState == 0 {
 		return false, r.corrupt("first entry of key group %d has no state name", r.group)
 	}
+	var f []byte
+	var ok bool
+	bad := func(what string) (bool, error) {
+		r.pos = pos
+		return false, r.corrupt("bad %s length, or it runs past its block", what)
+	}
 	c := 0 // order against the previous entry, decided by the first field that changed
 	if flags&flagState != 0 {
-		b, err := r.field("state name")
-		if err != nil {
-			return false, err
+		if f, pos, ok = field1(b, pos); !ok {
+			return bad("state name")
 		}
-		c = strings.Compare(string(b), r.state)
-		if c != 0 || r.first {
-			r.state = string(b)
+		if string(f) != r.state || r.first {
+			c = strings.Compare(string(f), r.state)
+			r.state = string(f)
 		}
 	}
 	if flags&flagKey != 0 {
-		shared, n := binary.Uvarint(r.buf[r.pos:r.end])
-		if n <= 0 || shared > uint64(len(r.key)) {
+		var shared uint64
+		if pos < len(b) && b[pos] < 0x80 {
+			shared = uint64(b[pos])
+			pos++
+		} else {
+			var n int
+			shared, n = binary.Uvarint(b[pos:])
+			if n <= 0 {
+				return bad("key prefix")
+			}
+			pos += n
+		}
+		if shared > uint64(len(r.key)) {
+			r.pos = pos
 			return false, r.corrupt("bad key prefix")
 		}
-		r.pos += n
-		suffix, err := r.field("key")
-		if err != nil {
-			return false, err
+		if f, pos, ok = field1(b, pos); !ok {
+			return bad("key")
 		}
 		if c == 0 {
-			c = bytes.Compare(suffix, r.key[shared:])
+			c = compareFrom(f, r.key[shared:])
 		}
-		r.key = append(r.key[:shared], suffix...)
+		r.key = append(r.key[:shared], f...)
 	}
 	if flags&flagNS != 0 {
-		b, err := r.field("namespace")
-		if err != nil {
-			return false, err
+		if f, pos, ok = field1(b, pos); !ok {
+			return bad("namespace")
 		}
 		if c == 0 {
-			c = bytes.Compare(b, r.ns)
+			c = bytes.Compare(f, r.ns)
 		}
-		r.ns = b
+		r.ns = f
 	}
 	var uk []byte
 	if flags&flagUK != 0 {
-		b, err := r.field("user key")
-		if err != nil {
-			return false, err
+		if uk, pos, ok = field1(b, pos); !ok {
+			return bad("user key")
 		}
-		uk = b
 	}
 	if c == 0 {
 		c = bytes.Compare(uk, r.uk)
 	}
 	r.uk = uk
-	value, err := r.field("value")
-	if err != nil {
-		return false, err
+	value, pos, ok := field1(b, pos)
+	if !ok {
+		return bad("value")
 	}
+	r.pos = pos
 	if c <= 0 && !r.first {
 		return false, fmt.Errorf("state: snapshot stream: offset %d: entry out of order in key group %d: %w", r.base+int64(start), r.group, ErrCorrupt)
 	}
