@@ -30,6 +30,8 @@ type program struct {
 	aggs     []*aggSpec
 	limit    int64 // -1: none
 	offset   int64
+	// skip are the keyed columns no part of the query reads.
+	skip state.Columns
 }
 
 type orderKey struct {
@@ -164,6 +166,12 @@ func compileQuery(q *Query) (*program, error) {
 		p.order = append(p.order, k)
 	}
 
+	if !s.Star {
+		need, all := neededColumns(append(append(append(items, orders...), p.groupX...), p.whereX)...)
+		if !all {
+			p.skip = (state.ColKey | state.ColNamespace | state.ColUserKey | state.ColValue) &^ need
+		}
+	}
 	if l := s.Limit; l != nil {
 		var err error
 		if p.limit, err = parseCount(l.Pos, "LIMIT", l.Count); err != nil {
@@ -453,6 +461,12 @@ func planQuery(cat Catalog, p *program, opts Options) (*plan, error) {
 			default:
 				pl.scans = append(pl.scans, keyedScan(cat, m, pd))
 			}
+		}
+	}
+	pre := prefilterFor(p.whereX)
+	for _, s := range pl.scans {
+		if s.keyed != nil {
+			s.keyed.Prefilter, s.keyed.Skip = pre, p.skip
 		}
 	}
 	return pl, nil

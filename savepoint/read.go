@@ -433,51 +433,6 @@ func newRowDisplay(m state.StateMeta) rowDisplay {
 	return rowDisplay{key: displayer(m.KeyType), ns: displayer(m.NamespaceType), value: displayer(m.ValueType), userKey: displayer(m.UserKeyType)}
 }
 
-// Keyed implements state.Catalog. Timer states are left out unless
-// scan.StateName names one (they are the Timers table).
-func (s *Savepoint) Keyed(scan state.KeyedScan) iter.Seq2[state.KeyedRow, error] {
-	return func(yield func(state.KeyedRow, error) bool) {
-		var cur state.StateMeta
-		var curOp *operator
-		var keys *state.KeyFilter
-		var disp rowDisplay
-		skip := false
-		err := s.keyedScan(scan.OperatorID, scan.KeyGroups, false, func(op *operator, sub *SubtaskMeta, e state.Entry) bool {
-			if op != curOp || e.State != cur.StateName {
-				curOp = op
-				m, ok := op.byName[e.State]
-				if !ok {
-					m = state.StateMeta{StateName: e.State}
-				}
-				cur = m
-				skip = scan.StateName != "" && e.State != scan.StateName || scan.StateName == "" && isTimer(m)
-				keys = state.NewKeyFilter(m.KeyType, scan.Keys)
-				disp = newRowDisplay(m)
-			}
-			if skip || !keys.Match(e.Key) {
-				return true
-			}
-			row := state.KeyedRow{OperatorID: op.info.ID, OperatorName: op.info.Name, Subtask: sub.Index, KeyGroup: e.KeyGroup,
-				StateName: e.State, Kind: cur.Kind, Key: disp.key(e.Key), Namespace: disp.ns(e.Namespace),
-				Value: disp.value(e.Value)}
-			switch {
-			case cur.Kind.IsList():
-				if p, err := state.Position.Decode(e.UserKey); err == nil {
-					row.UserKey = p
-				} else {
-					row.UserKey = state.Hex(bytes.Clone(e.UserKey))
-				}
-			case e.UserKey != nil:
-				row.UserKey = disp.userKey(e.UserKey)
-			}
-			return yield(row, nil)
-		})
-		if err != nil {
-			yield(state.KeyedRow{}, err)
-		}
-	}
-}
-
 // Timers implements state.Catalog.
 func (s *Savepoint) Timers(scan state.TimerScan) iter.Seq2[state.TimerRow, error] {
 	return func(yield func(state.TimerRow, error) bool) {

@@ -79,7 +79,25 @@ type KeyedScan struct {
 	// of other keys before decoding them — by comparing encoded bytes (see
 	// KeyFilter) — or return them anyway: the reader filters again.
 	Keys []any
+	// Prefilter, when not nil, gives for one state a predicate on its
+	// encoded entries (or nil: none). A catalog may drop the entries it
+	// returns false for before decoding them, or return them anyway: the
+	// reader filters again, so the predicate only has to be sure of false.
+	Prefilter func(m StateMeta) func(key, value []byte, keyGroup int) bool
+	// Skip names columns the reader does not need; a catalog may leave
+	// them nil instead of decoding them.
+	Skip Columns
 }
+
+// Columns is a set of the decoded columns of a keyed row.
+type Columns uint8
+
+const (
+	ColKey Columns = 1 << iota
+	ColNamespace
+	ColUserKey
+	ColValue
+)
 
 // KeyFilter matches encoded keys against the literals of KeyedScan.Keys for
 // one key type. A nil *KeyFilter matches everything.

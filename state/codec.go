@@ -81,7 +81,8 @@ type Hex []byte
 
 func (h Hex) String() string { return fmt.Sprintf("0x%x", []byte(h)) }
 
-// DisplayFunc decodes bytes of one type name into a dynamic value.
+// DisplayFunc decodes bytes of one type name into a dynamic value. The
+// value must not share memory with the bytes: readers reuse their buffers.
 type DisplayFunc func([]byte) (any, error)
 
 // displays maps type names to their display. Registration copies the map

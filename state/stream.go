@@ -644,6 +644,12 @@ func compareFrom(a, b []byte) int {
 	return bytes.Compare(a, b)
 }
 
+// badField is the error of a field that does not fit its block.
+func (r *StreamReader) badField(pos int, what string) (bool, error) {
+	r.pos = pos
+	return false, r.corrupt("bad %s length, or it runs past its block", what)
+}
+
 func (r *StreamReader) decodeEntry(e *Entry) (bool, error) {
 	b := r.buf[:r.end]
 	start := r.pos
@@ -658,14 +664,11 @@ func (r *StreamReader) decodeEntry(e *Entry) (bool, error) {
 	}
 	var f []byte
 	var ok bool
-	bad := func(what string) (bool, error) {
-		r.pos = pos
-		return false, r.corrupt("bad %s length, or it runs past its block", what)
-	}
+
 	c := 0 // order against the previous entry, decided by the first field that changed
 	if flags&flagState != 0 {
 		if f, pos, ok = field1(b, pos); !ok {
-			return bad("state name")
+			return r.badField(pos, "state name")
 		}
 		if string(f) != r.state || r.first {
 			c = strings.Compare(string(f), r.state)
@@ -681,7 +684,7 @@ func (r *StreamReader) decodeEntry(e *Entry) (bool, error) {
 			var n int
 			shared, n = binary.Uvarint(b[pos:])
 			if n <= 0 {
-				return bad("key prefix")
+				return r.badField(pos, "key prefix")
 			}
 			pos += n
 		}
@@ -690,7 +693,7 @@ func (r *StreamReader) decodeEntry(e *Entry) (bool, error) {
 			return false, r.corrupt("bad key prefix")
 		}
 		if f, pos, ok = field1(b, pos); !ok {
-			return bad("key")
+			return r.badField(pos, "key")
 		}
 		if c == 0 {
 			c = compareFrom(f, r.key[shared:])
@@ -699,7 +702,7 @@ func (r *StreamReader) decodeEntry(e *Entry) (bool, error) {
 	}
 	if flags&flagNS != 0 {
 		if f, pos, ok = field1(b, pos); !ok {
-			return bad("namespace")
+			return r.badField(pos, "namespace")
 		}
 		if c == 0 {
 			c = bytes.Compare(f, r.ns)
@@ -709,7 +712,7 @@ func (r *StreamReader) decodeEntry(e *Entry) (bool, error) {
 	var uk []byte
 	if flags&flagUK != 0 {
 		if uk, pos, ok = field1(b, pos); !ok {
-			return bad("user key")
+			return r.badField(pos, "user key")
 		}
 	}
 	if c == 0 {
@@ -718,7 +721,7 @@ func (r *StreamReader) decodeEntry(e *Entry) (bool, error) {
 	r.uk = uk
 	value, pos, ok := field1(b, pos)
 	if !ok {
-		return bad("value")
+		return r.badField(pos, "value")
 	}
 	r.pos = pos
 	if c <= 0 && !r.first {

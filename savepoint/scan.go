@@ -1,0 +1,278 @@
+package savepoint
+
+import (
+	"bytes"
+	"fmt"
+	"iter"
+	goruntime "runtime"
+	"sync"
+	"sync/atomic"
+
+	"streamdbg/state"
+)
+
+// scan.go is the keyed-row scan of queries: key-group sections are read,
+// checked, decoded, filtered (KeyedScan.Keys and Prefilter, on the encoded
+// bytes) and displayed in parallel, one section per unit of work, on as
+// many goroutines as there are cores; the rows come out in section order.
+// The consumer works too: when the next section is not ready it takes one
+// that is not started rather than wait, so a loaded machine (the other
+// goroutine not scheduled) costs no more than a sequential scan. At most
+// maxAhead sections are held decoded ahead of the consumer, so memory does
+// not grow with the state.
+
+// scanUnit is one section of one subtask of one operator.
+type scanUnit struct {
+	op  *operator
+	sub *SubtaskMeta
+	sec Section
+}
+
+// unitResult is a unit's rows, or why it could not be read.
+type unitResult struct {
+	rows []state.KeyedRow
+	err  error
+	done chan struct{}
+}
+
+// rowMaker turns entries of one unit into rows; one per goroutine (it
+// keeps the displays of the state it last saw).
+type rowMaker struct {
+	scan state.KeyedScan
+	cur  state.StateMeta
+	op   *operator
+	keys *state.KeyFilter
+	disp rowDisplay
+	pre  func(key, value []byte, keyGroup int) bool
+	skip bool
+	buf  []byte
+}
+
+// keep reports whether the row of e is wanted: its state is scanned, and
+// the key filter and prefilter let it through.
+func (m *rowMaker) keep(op *operator, e *state.Entry) bool {
+	scan := &m.scan
+	if op != m.op || e.State != m.cur.StateName {
+		m.op = op
+		meta, ok := op.byName[e.State]
+		if !ok {
+			meta = state.StateMeta{StateName: e.State}
+		}
+		m.cur = meta
+		m.skip = scan.StateName != "" && e.State != scan.StateName || scan.StateName == "" && isTimer(meta)
+		m.keys = state.NewKeyFilter(meta.KeyType, scan.Keys)
+		m.disp = newRowDisplay(meta)
+		m.pre = nil
+		if scan.Prefilter != nil && !m.skip {
+			m.pre = scan.Prefilter(meta)
+		}
+	}
+	return !m.skip && m.keys.Match(e.Key) && (m.pre == nil || m.pre(e.Key, e.Value, e.KeyGroup))
+}
+
+// row decodes the row of an entry keep let through.
+func (m *rowMaker) row(op *operator, sub *SubtaskMeta, e *state.Entry) state.KeyedRow {
+	scan := &m.scan
+	row := state.KeyedRow{OperatorID: op.info.ID, OperatorName: op.info.Name, Subtask: sub.Index, KeyGroup: e.KeyGroup,
+		StateName: e.State, Kind: m.cur.Kind}
+	if scan.Skip&state.ColKey == 0 {
+		row.Key = m.disp.key(e.Key)
+	}
+	if scan.Skip&state.ColNamespace == 0 {
+		row.Namespace = m.disp.ns(e.Namespace)
+	}
+	if scan.Skip&state.ColValue == 0 {
+		row.Value = m.disp.value(e.Value)
+	}
+	switch {
+	case scan.Skip&state.ColUserKey != 0:
+	case m.cur.Kind.IsList():
+		if p, err := state.Position.Decode(e.UserKey); err == nil {
+			row.UserKey = p
+		} else {
+			row.UserKey = state.Hex(bytes.Clone(e.UserKey))
+		}
+	case e.UserKey != nil:
+		row.UserKey = m.disp.userKey(e.UserKey)
+	}
+	return row
+}
+
+// unit reads one section and makes its rows. The section's bytes are
+// released when it returns: displays copy what they keep (DisplayFunc).
+func (m *rowMaker) unit(s *Savepoint, u scanUnit) ([]state.KeyedRow, error) {
+	r := &sectionReader{s: s, name: u.sub.Keyed.Name}
+	defer r.close()
+	if err := r.open(); err != nil {
+		return nil, err
+	}
+	b, err := r.readInto(m.buf, u.sec.Offset, u.sec.Size, u.sec.CRC32C, fmt.Sprintf("key group %d", u.sec.KeyGroup))
+	if err != nil {
+		return nil, err
+	}
+	m.buf = b
+	bad := func(err error) error {
+		return fmt.Errorf("savepoint: %s: key group %d: %w", s.fs.PathJoin(s.dir, u.sub.Keyed.Name), u.sec.KeyGroup, err)
+	}
+	// The loop of decodeSection, without a call per entry.
+	sr := state.NewStreamReaderBytes(b, u.sec.Offset)
+	kg, ok, err := sr.NextKeyGroup()
+	if err != nil {
+		return nil, bad(err)
+	}
+	if !ok || kg != u.sec.KeyGroup {
+		return nil, bad(fmt.Errorf("section holds key group %d: %w", kg, state.ErrCorrupt))
+	}
+	var rows []state.KeyedRow
+	var n int64
+	var e state.Entry
+	for {
+		ok, err := sr.Read(&e)
+		if err != nil {
+			return rows, bad(err)
+		}
+		if !ok {
+			break
+		}
+		n++
+		if m.keep(u.op, &e) {
+			rows = append(rows, m.row(u.op, u.sub, &e))
+		}
+	}
+	if !sr.Done() || n != u.sec.Entries {
+		return rows, bad(fmt.Errorf("offset %d: %d entries, _metadata says %d, or bytes after them: %w", sr.Offset(), n, u.sec.Entries, state.ErrCorrupt))
+	}
+	return rows, nil
+}
+
+// maxAhead bounds the sections decoded ahead of the consumer, per worker.
+const maxAhead = 2
+
+// scanRows yields the rows of units in order, making them in parallel.
+func (s *Savepoint) scanRows(scan state.KeyedScan, units []scanUnit, yield func(state.KeyedRow, error) bool) {
+	workers := min(goruntime.GOMAXPROCS(0), len(units))
+	if workers <= 1 {
+		m := &rowMaker{scan: scan}
+		for _, u := range units {
+			rows, err := m.unit(s, u)
+			for _, row := range rows {
+				if !yield(row, nil) {
+					return
+				}
+			}
+			if err != nil {
+				yield(state.KeyedRow{}, err)
+				return
+			}
+		}
+		return
+	}
+	results := make([]unitResult, len(units))
+	for i := range results {
+		results[i].done = make(chan struct{})
+	}
+	var next atomic.Int64 // the next unit to claim
+	// tokens bound the units claimed and not yet consumed.
+	tokens := make(chan struct{}, workers*maxAhead)
+	for range cap(tokens) {
+		tokens <- struct{}{}
+	}
+	stop := make(chan struct{})
+	work := func(m *rowMaker) bool {
+		i := int(next.Add(1) - 1)
+		if i >= len(units) {
+			tokens <- struct{}{}
+			return false
+		}
+		results[i].rows, results[i].err = m.unit(s, units[i])
+		close(results[i].done)
+		return true
+	}
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m := &rowMaker{scan: scan}
+			for {
+				select {
+				case <-stop:
+					return
+				case <-tokens:
+				}
+				if !work(m) {
+					return
+				}
+			}
+		}()
+	}
+	// INVARIANT: the helpers have returned before scanRows does: they hold
+	// no file open and write no result after.
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
+	m := &rowMaker{scan: scan}
+	for i := range units {
+		res := &results[i]
+	wait:
+		for {
+			select {
+			case <-res.done:
+				break wait
+			default:
+			}
+			// Not ready: make another unit rather than wait, if one is left
+			// and the bound allows.
+			select {
+			case <-tokens:
+				if !work(m) {
+					<-res.done
+					break wait
+				}
+			case <-res.done:
+				break wait
+			}
+		}
+		for _, row := range res.rows {
+			if !yield(row, nil) {
+				return
+			}
+		}
+		if res.err != nil {
+			yield(state.KeyedRow{}, res.err)
+			return
+		}
+		res.rows = nil
+		tokens <- struct{}{}
+	}
+}
+
+// keyedUnits lists the sections a keyed scan reads, in order.
+func (s *Savepoint) keyedUnits(operatorID string, kgs []int) []scanUnit {
+	kgs = normalizeGroups(kgs)
+	var units []scanUnit
+	for _, op := range s.ops {
+		if operatorID != "" && op.info.ID != operatorID {
+			continue
+		}
+		for i := range op.meta.Subtasks {
+			sub := &op.meta.Subtasks[i]
+			if sub.Keyed == nil {
+				continue
+			}
+			for _, sec := range sectionsIn(sub.Keyed, kgs) {
+				units = append(units, scanUnit{op: op, sub: sub, sec: sec})
+			}
+		}
+	}
+	return units
+}
+
+// Keyed implements state.Catalog. Timer states are left out unless
+// scan.StateName names one (they are the Timers table).
+func (s *Savepoint) Keyed(scan state.KeyedScan) iter.Seq2[state.KeyedRow, error] {
+	return func(yield func(state.KeyedRow, error) bool) {
+		s.scanRows(scan, s.keyedUnits(scan.OperatorID, scan.KeyGroups), yield)
+	}
+}
