@@ -21,11 +21,12 @@ import (
 var Formats = []string{"table", "json", "csv"}
 
 // Format writes rows to w and closes them. table aligns columns for people
-// and ends with a row count (it holds the rows to measure them); json
+// and ends with a row count (it holds the first tableWindow rows to
+// measure them, then streams with those widths); json
 // writes one object per row, keys in column order, numbers as numbers,
 // times as RFC 3339 strings and bytes as "0x..." strings; csv writes a
 // header row then one record per row, NULL as an empty field. json and csv
-// stream.
+// stream too.
 func Format(w io.Writer, rows *Rows, format string) error {
 	defer rows.Close()
 	bw := bufio.NewWriter(w)
@@ -98,6 +99,13 @@ func formatCSV(w *bufio.Writer, rows *Rows) error {
 	return cw.Error()
 }
 
+// tableWindow is how many rows the table format reads before it fixes the
+// column widths and starts writing: results up to this size are aligned
+// exactly; longer ones stream with the widths of their first rows (a wider
+// cell later just pushes its line out), so memory does not grow with the
+// result.
+const tableWindow = 1000
+
 func formatTable(w *bufio.Writer, rows *Rows) error {
 	cols := rows.Columns()
 	widths := make([]int, len(cols))
@@ -107,26 +115,10 @@ func formatTable(w *bufio.Writer, rows *Rows) error {
 		numeric[i] = true
 	}
 	var cells [][]string
-	for row, err := range rows.All() {
-		if err != nil {
-			return err
-		}
-		line := make([]string, len(row))
-		for i, v := range row {
-			line[i] = cellText(v)
-			widths[i] = max(widths[i], utf8.RuneCountInString(line[i]))
-			switch v.(type) {
-			case int64, float64, nil:
-			default:
-				numeric[i] = false
-			}
-		}
-		cells = append(cells, line)
-	}
 	writeLine := func(line []string) {
 		var b strings.Builder
 		for i, s := range line {
-			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(s))
+			pad := strings.Repeat(" ", max(0, widths[i]-utf8.RuneCountInString(s)))
 			if i > 0 {
 				b.WriteString("  ")
 			}
@@ -142,24 +134,62 @@ func formatTable(w *bufio.Writer, rows *Rows) error {
 		w.WriteString(strings.TrimRight(b.String(), " "))
 		w.WriteByte('\n')
 	}
-	header := slices.Clone(cols)
-	for i := range header {
-		header[i] = cellText(header[i])
+	started := false
+	start := func() {
+		started = true
+		header := slices.Clone(cols)
+		for i := range header {
+			header[i] = cellText(header[i])
+		}
+		writeLine(header)
+		rule := make([]string, len(cols))
+		for i := range rule {
+			rule[i] = strings.Repeat("-", widths[i])
+		}
+		writeLine(rule)
+		for _, line := range cells {
+			writeLine(line)
+		}
 	}
-	writeLine(header)
-	rule := make([]string, len(cols))
-	for i := range rule {
-		rule[i] = strings.Repeat("-", widths[i])
+	n := 0
+	var line []string
+	for row, err := range rows.All() {
+		if err != nil {
+			return err
+		}
+		n++
+		if started {
+			line = line[:0]
+			for _, v := range row {
+				line = append(line, cellText(v))
+			}
+			writeLine(line)
+			continue
+		}
+		line := make([]string, len(row))
+		for i, v := range row {
+			line[i] = cellText(v)
+			widths[i] = max(widths[i], utf8.RuneCountInString(line[i]))
+			switch v.(type) {
+			case int64, float64, nil:
+			default:
+				numeric[i] = false
+			}
+		}
+		cells = append(cells, line)
+		if len(cells) == tableWindow {
+			start()
+			cells = nil
+		}
 	}
-	writeLine(rule)
-	for _, line := range cells {
-		writeLine(line)
+	if !started {
+		start()
 	}
-	if len(cells) == 1 {
+	if n == 1 {
 		_, err := w.WriteString("(1 row)\n")
 		return err
 	}
-	_, err := fmt.Fprintf(w, "(%d rows)\n", len(cells))
+	_, err := fmt.Fprintf(w, "(%d rows)\n", n)
 	return err
 }
 

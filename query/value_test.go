@@ -1,7 +1,10 @@
 package query
 
 import (
+	"bytes"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -165,5 +168,45 @@ func TestRowsPullAndClose(t *testing.T) {
 	}
 	if rows.Next() {
 		t.Error("Next after Close returned a row")
+	}
+}
+
+// TestTableStreams: the table format writes long results as they come
+// (after its first tableWindow rows) instead of holding them all, and
+// still counts every row.
+func TestTableStreams(t *testing.T) {
+	var out bytes.Buffer
+	const n = 3 * tableWindow
+	written := -1
+	rows := &Rows{cols: []string{"key", "n"}, run: func(yield func([]any) bool) error {
+		for i := range n {
+			if i == 2*tableWindow {
+				written = out.Len()
+			}
+			if !yield([]any{fmt.Sprintf("k%d", i), int64(i)}) {
+				return nil
+			}
+		}
+		return nil
+	}}
+	if err := Format(&out, rows, "table"); err != nil {
+		t.Fatal(err)
+	}
+	if written <= 0 {
+		t.Fatalf("nothing written after %d of %d rows: the table is buffered", 2*tableWindow, n)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if got, want := len(lines), n+3; got != want {
+		t.Fatalf("%d lines, want %d", got, want)
+	}
+	if last := lines[len(lines)-1]; last != fmt.Sprintf("(%d rows)", n) {
+		t.Fatalf("last line %q", last)
+	}
+	// Widths come from the first rows; numbers stay right-aligned.
+	if got, want := lines[len(lines)-2], fmt.Sprintf("k%d  %d", n-1, n-1); got != want {
+		t.Fatalf("last row %q, want %q", got, want)
+	}
+	if got := lines[2]; got != "k0      0" { // widths of the first rows: 4 and 3
+		t.Fatalf("first row %q", got)
 	}
 }
