@@ -131,6 +131,10 @@ func Parquet(ctx context.Context, cat state.Catalog, dir string, opts Options) (
 			if m.OperatorID != op.ID || raw[m.StateName] {
 				continue
 			}
+			if m.Status != "" {
+				rep.Gaps = append(rep.Gaps, fmt.Sprintf("%s: %s", m.QualifiedName(), m.Status))
+				continue
+			}
 			if err := ctx.Err(); err != nil {
 				return rep, err
 			}

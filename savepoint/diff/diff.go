@@ -349,6 +349,12 @@ func (d *differ) operator(p opPair) error {
 		case a.Compatible(b) != "":
 			s.Note = a.Compatible(b)
 		}
+		switch {
+		case inA && a.Status != "":
+			s.Err = fmt.Errorf("%s: %s", d.opts.NameA, a.Status)
+		case inB && b.Status != "":
+			s.Err = fmt.Errorf("%s: %s", d.opts.NameB, b.Status)
+		}
 		sums[n] = s
 		order = append(order, s)
 	}
@@ -378,6 +384,9 @@ func (d *differ) operator(p opPair) error {
 		}
 		if okA && okB && sameKG && m.Scope == state.ScopeKeyed {
 			continue // compared raw
+		}
+		if sums[n].Err != nil {
+			continue // unreadable: listed, not compared
 		}
 		var err error
 		if m.Scope == state.ScopeOperator {

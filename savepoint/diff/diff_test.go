@@ -280,49 +280,72 @@ func openFlink(t *testing.T, name string) *flink.Savepoint {
 	return sp
 }
 
-// TestFlinkAcrossVersions: the same job written by Flink 1.20 (heap) and
-// 2.0 (RocksDB, canonical) holds the same entries (../shared README); its
-// processing-time timers were set from the wall clock of each run, so they
-// are the differences the two savepoints really have.
+// TestFlinkAcrossVersions: the same job written by Flink 1.8 to 2.2, on the
+// heap and on RocksDB (canonical, native, checkpoints), holds the same
+// entries (../shared README); its processing-time timers were set from the
+// wall clock of each run, so they are the only differences the savepoints
+// really have. The broadcast job has none.
 func TestFlinkAcrossVersions(t *testing.T) {
-	a := openFlink(t, "udf-flink1.20-hashmap-savepoint")
-	b := openFlink(t, "udf-flink2.0-rocksdb-savepoint")
-	rows, res := collect(t, a, b, diff.Options{})
-	if err := res.Err(); err != nil {
-		t.Fatal(err)
+	udf := []string{
+		"udf-flink2.0-rocksdb-savepoint",
+		"udf-flink1.20-rocksdb-savepoint-native",
+		"datastream/new-stateful-udf-migration-itcase-flink1.8-savepoint",
+		"datastream/new-stateful-udf-migration-itcase-flink1.15-rocksdb-checkpoint",
+		"datastream/new-stateful-udf-migration-itcase-flink1.15-rocksdb-savepoint-native",
+		"datastream/new-stateful-udf-migration-itcase-flink1.19-rocksdb-savepoint",
+		"datastream/new-stateful-udf-migration-itcase-flink1.20-rocksdb-checkpoint",
+		"datastream/new-stateful-udf-migration-itcase-flink2.2-rocksdb-savepoint-native",
 	}
-	compared := int64(0)
-	for _, s := range res.Summaries {
-		compared += s.Unchanged + s.Changed + s.Removed
-		if s.Note != "" {
-			t.Errorf("%s.%s: %s", s.OperatorName, s.StateName, s.Note)
+	broadcast := []string{
+		"datastream/new-stateful-broadcast-udf-migration-itcase-flink1.9-rocksdb-savepoint",
+		"datastream/new-stateful-broadcast-udf-migration-itcase-flink1.20-rocksdb-savepoint-native",
+	}
+	check := func(t *testing.T, base, other string, timers int, minCompared int64) {
+		a, b := openFlink(t, base), openFlink(t, other)
+		rows, res := collect(t, a, b, diff.Options{})
+		if err := res.Err(); err != nil {
+			t.Fatal(err)
+		}
+		compared := int64(0)
+		for _, s := range res.Summaries {
+			compared += s.Unchanged + s.Changed + s.Removed
+			if s.Note != "" {
+				t.Errorf("%s.%s: %s", s.OperatorName, s.StateName, s.Note)
+			}
+		}
+		if compared < minCompared {
+			t.Fatalf("only %d entries compared: %+v", compared, res.Summaries)
+		}
+		added, removed := 0, 0
+		for _, r := range rows {
+			if timerDomainOf(r.StateName) != "processing" || r.Change == diff.Changed {
+				t.Errorf("unexpected difference %+v", r)
+			}
+			if r.Change == diff.Added {
+				added++
+			} else {
+				removed++
+			}
+		}
+		if added != timers || removed != timers {
+			t.Errorf("%d timers added, %d removed; want %d and %d", added, removed, timers, timers)
 		}
 	}
-	if compared < 4*4+4*4 {
-		t.Fatalf("only %d entries compared: %+v", compared, res.Summaries)
+	for _, other := range udf {
+		t.Run(other, func(t *testing.T) {
+			// Two timely operators, four keys each, two timers per key per run.
+			check(t, "udf-flink1.20-hashmap-savepoint", other, 8, 4*4+4*4)
+		})
 	}
-	added, removed := 0, 0
-	for _, r := range rows {
-		if timerDomainOf(r.StateName) != "processing" || r.Change == diff.Changed {
-			t.Errorf("unexpected difference %+v", r)
+	for _, other := range broadcast {
+		t.Run(other, func(t *testing.T) { check(t, "broadcast-flink1.20-hashmap-savepoint", other, 0, 3*16+4*4) })
+	}
+	t.Run("itself", func(t *testing.T) {
+		rows, res := collect(t, openFlink(t, "udf-flink1.20-hashmap-savepoint"), openFlink(t, "udf-flink1.20-hashmap-savepoint"), diff.Options{})
+		if len(rows) != 0 || res.Err() != nil {
+			t.Fatalf("1.20 against itself: %d rows, %v", len(rows), res.Err())
 		}
-		if r.Change == diff.Added {
-			added++
-		} else {
-			removed++
-		}
-	}
-	// Two timely operators, four keys each, two timers per key per run.
-	if added != 8 || removed != 8 {
-		t.Errorf("%d timers added, %d removed; want 8 and 8", added, removed)
-	}
-	t.Logf("%d rows differ (processing timers), %d entries compared", len(rows), compared)
-
-	// Every state against itself: nothing differs, everything compared.
-	rows, res = collect(t, a, openFlink(t, "udf-flink1.20-hashmap-savepoint"), diff.Options{})
-	if len(rows) != 0 || res.Err() != nil {
-		t.Fatalf("1.20 against itself: %d rows, %v", len(rows), res.Err())
-	}
+	})
 }
 
 func timerDomainOf(name string) string {
