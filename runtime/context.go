@@ -64,7 +64,10 @@ func (c *OperatorContext) KeyedTable(d state.StateDesc) (state.Table, error) {
 		return nil, fmt.Errorf("operator %q: state %q: %w", c.inst.info.Name, d.Meta.StateName, err)
 	}
 	if c.exec.opts.Trace {
-		return &tracedTable{Table: t, inst: c.inst, exec: c.exec}, nil
+		t = &tracedTable{Table: t, inst: c.inst, exec: c.exec}
+	}
+	if two := c.inst.info.node.two; two != nil && two.broadcast >= 0 {
+		t = &keyGuard{Table: t, inst: c.inst}
 	}
 	return t, nil
 }

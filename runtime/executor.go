@@ -80,6 +80,8 @@ type work struct {
 	idle bool // wStatus
 	key  []byte
 	kg   int
+	// input is the input of a two-input operator the record came on.
+	input uint8
 }
 
 // subtask is one parallel instance of a task.
@@ -103,6 +105,8 @@ type subtask struct {
 // input edge, with what it last sent (for views and why).
 type channel struct {
 	from *subtask
+	// input is the input of a two-input operator the channel feeds.
+	input uint8
 	// lastTS is the timestamp of the last record with one (hasTS).
 	lastTS  int64
 	hasTS   bool
@@ -113,6 +117,7 @@ type channel struct {
 type opInstance struct {
 	info     *OperatorInfo
 	op       Operator
+	two      TwoInputOperator // op, when it has two inputs
 	src      sourceRunner
 	ctx      *OperatorContext
 	keyed    state.KeyedBackend
@@ -130,6 +135,9 @@ type opInstance struct {
 	// adopted: keyed is the backend of the executor this one restarted,
 	// rolled back to the checkpoint (no restore from entries).
 	adopted bool
+	// noKey is set while a keyed operator handles an element without a key
+	// (a broadcast element): keyed state and timers refuse to work.
+	noKey bool
 }
 
 // route is where one output edge of an operator goes.
@@ -146,6 +154,9 @@ type route struct {
 func (o *opInstance) timers(d TimeDomain) (state.TimerQueue, error) {
 	if o.keyed == nil {
 		return nil, fmt.Errorf("operator %q: timers need a keyed stream; key the stream with KeyBy first", o.info.Name)
+	}
+	if o.noKey {
+		return nil, &NoKeyError{Operator: o.info.Name, What: "timers"}
 	}
 	q := &o.svc.event
 	name := "event_timers"
@@ -297,6 +308,13 @@ func (e *Executor) build(restore *restoring) error {
 					inst.op = inst.src
 				} else {
 					inst.op = info.node.newOp()
+					if info.node.two != nil {
+						two, ok := inst.op.(TwoInputOperator)
+						if !ok {
+							return fmt.Errorf("runtime: operator %q has two inputs but is not a TwoInputOperator", info.Name)
+						}
+						inst.two = two
+					}
 				}
 				inst.ctx = &OperatorContext{exec: e, st: st, inst: inst}
 				inst.svc.pts, inst.svc.owner = &st.pts, len(st.ops)
@@ -328,12 +346,18 @@ func (e *Executor) build(restore *restoring) error {
 	}
 	for _, sts := range byTask {
 		for _, st := range sts {
+			perInput := make([]int, 2)
 			for _, in := range st.task.nodes[0].inputs {
 				for _, up := range byTask[e.infoOf(in.from).Task.Index] {
-					st.channels = append(st.channels, channel{from: up})
+					st.channels = append(st.channels, channel{from: up, input: uint8(in.input)})
+					perInput[in.input]++
 				}
 			}
-			st.valve = NewWatermarkValve(len(st.channels))
+			if st.task.nodes[0].two != nil {
+				st.valve = NewTwoInputWatermarkValve(perInput[0], perInput[1])
+			} else {
+				st.valve = NewWatermarkValve(len(st.channels))
+			}
 		}
 	}
 	// Initialise state and open, as StreamTask.invoke: keyed backends only
@@ -461,6 +485,9 @@ type StepInfo struct {
 	Record   any    // the record handled (for record steps)
 	Where    string // the source position of a source step
 	Key      any
+	// Input is the input of a two-input operator a record step took its
+	// record from: 1 or 2 (0 for one-input operators).
+	Input int
 }
 
 // Next reads one source event and runs everything it causes until all
@@ -565,7 +592,7 @@ func (e *Executor) pick() *subtask {
 				if el.rec.HasTimestamp {
 					ch.lastTS, ch.hasTS = el.rec.Timestamp, true
 				}
-				st.stack = append(st.stack, work{kind: wRecord, rec: el.rec, key: el.key, kg: el.kg})
+				st.stack = append(st.stack, work{kind: wRecord, rec: el.rec, key: el.key, kg: el.kg, input: ch.input})
 				e.active = st
 				return st
 			}
@@ -640,11 +667,23 @@ func (e *Executor) run(st *subtask, inst *opInstance, w work, info *StepInfo) er
 	case wRecord:
 		info.Kind, info.Record = "record", w.rec.Value
 		ctx.rec = w.rec
+		if inst.two != nil {
+			info.Input = int(w.input) + 1
+		}
 		if inst.keyed != nil {
-			inst.keyed.SetCurrentKey(w.key, w.kg)
-			if e.trace != nil {
-				info.Key = ctx.CurrentKey()
+			if w.key == nil && inst.two != nil {
+				// A broadcast element: no key (Flink's broadcast side).
+				inst.noKey = true
+				defer func() { inst.noKey = false }()
+			} else {
+				inst.keyed.SetCurrentKey(w.key, w.kg)
+				if e.trace != nil {
+					info.Key = ctx.CurrentKey()
+				}
 			}
+		}
+		if w.input == 1 {
+			return inst.two.ProcessElement2(ctx, w.rec)
 		}
 		return inst.op.ProcessElement(ctx, w.rec)
 	case wWatermark:
@@ -925,7 +964,7 @@ func (e *Executor) fail(st *subtask, inst *opInstance, w *work, cause error, sta
 		switch w.kind {
 		case wRecord:
 			f.Record = describeValue(w.rec.Value)
-			if inst.keyed != nil {
+			if inst.keyed != nil && (w.key != nil || inst.two == nil) {
 				f.Key = describeValue(inst.ctx.CurrentKey())
 			}
 		case wSourcePull:

@@ -66,6 +66,9 @@ type edge struct {
 	part     partitioner
 	key      KeySelector // for hash edges
 	label    string      // how the key is described in the plan, e.g. "hash(word)"
+	// input is the input of a two-input operator the edge feeds (0 or 1);
+	// 0 for every edge of a one-input operator.
+	input int
 }
 
 // KeySelector extracts a record's key and encodes it; the encoding decides
@@ -91,9 +94,14 @@ type node struct {
 	isSink      bool
 	// timerNamespace is the type of the namespaces of this operator's timers.
 	timerNamespace state.AnyCodec
+	// two describes a two-input operator (nil for one input).
+	two *twoInput
 }
 
 func (n *node) keyed() bool {
+	if n.two != nil {
+		return n.two.keyed
+	}
 	return len(n.inputs) > 0 && n.inputs[0].part == hashPartition
 }
 
@@ -110,6 +118,12 @@ func Parallelism(p int) Option { return func(n *node) { n.parallelism = p } }
 func Name(name string) Option { return func(n *node) { n.name = name } }
 
 func (j *Job) addNode(name string, opts []Option, newOp func() Operator, in []streamRef, part partitioner, key KeySelector, label string) *node {
+	n := j.newNode(name, opts, newOp)
+	n.connect(in, part, key, label, 0)
+	return n
+}
+
+func (j *Job) newNode(name string, opts []Option, newOp func() Operator) *node {
 	n := &node{id: len(j.nodes), name: name, newOp: newOp}
 	for _, o := range opts {
 		o(n)
@@ -117,13 +131,17 @@ func (j *Job) addNode(name string, opts []Option, newOp func() Operator, in []st
 	if n.parallelism < 0 {
 		j.fail(fmt.Errorf("runtime: operator %q: parallelism %d must be positive", n.name, n.parallelism))
 	}
+	j.nodes = append(j.nodes, n)
+	return n
+}
+
+// connect adds n's edges from the outputs in, feeding n's input input.
+func (n *node) connect(in []streamRef, part partitioner, key KeySelector, label string, input int) {
 	for _, r := range in {
-		e := &edge{from: r.node, to: n, tag: r.tag, part: part, key: key, label: label}
+		e := &edge{from: r.node, to: n, tag: r.tag, part: part, key: key, label: label, input: input}
 		n.inputs = append(n.inputs, e)
 		r.node.outputs = append(r.node.outputs, e)
 	}
-	j.nodes = append(j.nodes, n)
-	return n
 }
 
 // streamRef is one output of one node.

@@ -39,7 +39,13 @@ type TaskInput struct {
 	Partition string // "hash", "rebalance", "broadcast", "forward"
 	Label     string // e.g. "hash(word)"
 	Tag       string // side output of the upstream operator
+	// Input is the input of a two-input task the edge feeds: 1 or 2 (0 for
+	// the edges of a one-input task).
+	Input int
 }
+
+// TwoInputs reports whether the task's head operator has two inputs.
+func (t *Task) TwoInputs() bool { return len(t.nodes) > 0 && t.nodes[0].two != nil }
 
 // OperatorInfo describes one operator in the plan.
 type OperatorInfo struct {
@@ -146,7 +152,11 @@ func BuildPlan(j *Job, parallelism, maxParallelism int) (*Plan, error) {
 	for _, t := range p.Tasks {
 		head := t.nodes[0]
 		for _, e := range head.inputs {
-			t.Inputs = append(t.Inputs, TaskInput{From: taskOf[e.from], Partition: e.part.String(), Label: e.label, Tag: e.tag})
+			in := TaskInput{From: taskOf[e.from], Partition: e.part.String(), Label: e.label, Tag: e.tag}
+			if head.two != nil {
+				in.Input = e.input + 1
+			}
+			t.Inputs = append(t.Inputs, in)
 		}
 	}
 	return p, nil
@@ -202,6 +212,9 @@ func (p *Plan) String() string {
 			}
 			if in.Tag != "" {
 				label += " [" + in.Tag + "]"
+			}
+			if in.Input > 0 {
+				label = fmt.Sprintf("input %d: %s", in.Input, label)
 			}
 			fmt.Fprintf(&b, "  ← %s from %q", label, in.From.Name)
 		}

@@ -24,6 +24,9 @@ type WatermarkValve struct {
 	channels []ChannelStatus
 	wm       int64
 	idle     bool
+	// inputs makes this the valve of a two-input task (see
+	// NewTwoInputWatermarkValve): channels is then unused.
+	inputs *inputValves
 }
 
 // ChannelStatus is what a valve knows of one input channel.
@@ -58,7 +61,12 @@ func NewWatermarkValve(n int) *WatermarkValve {
 }
 
 // Len is the number of channels.
-func (v *WatermarkValve) Len() int { return len(v.channels) }
+func (v *WatermarkValve) Len() int {
+	if v.inputs != nil {
+		return v.inputs.len()
+	}
+	return len(v.channels)
+}
 
 // Watermark is the last watermark the valve emitted (MinWatermark before
 // the first).
@@ -68,11 +76,21 @@ func (v *WatermarkValve) Watermark() int64 { return v.wm }
 func (v *WatermarkValve) Idle() bool { return v.idle }
 
 // Channel returns the status of channel i.
-func (v *WatermarkValve) Channel(i int) ChannelStatus { return v.channels[i] }
+func (v *WatermarkValve) Channel(i int) ChannelStatus {
+	if v.inputs != nil {
+		in, c := v.inputs.locate(i)
+		return v.inputs.valves[in].Channel(c)
+	}
+	return v.channels[i]
+}
 
 // InputWatermark takes watermark wm from channel ch. A watermark of an idle
 // channel, of an idle valve or below the channel's last one is ignored.
 func (v *WatermarkValve) InputWatermark(ch int, wm int64) ValveOutput {
+	if v.inputs != nil {
+		in, c := v.inputs.locate(ch)
+		return v.inputs.combine(v, in, v.inputs.valves[in].InputWatermark(c, wm))
+	}
 	c := &v.channels[ch]
 	if v.idle || c.Idle || wm <= c.Watermark {
 		return ValveOutput{}
@@ -87,6 +105,10 @@ func (v *WatermarkValve) InputWatermark(ch int, wm int64) ValveOutput {
 // InputStatus takes a watermark status from channel ch; only a change of
 // the channel's status has an effect.
 func (v *WatermarkValve) InputStatus(ch int, idle bool) ValveOutput {
+	if v.inputs != nil {
+		in, c := v.inputs.locate(ch)
+		return v.inputs.combine(v, in, v.inputs.valves[in].InputStatus(c, idle))
+	}
 	c := &v.channels[ch]
 	switch {
 	case idle && !c.Idle:
@@ -160,6 +182,9 @@ func (v *WatermarkValve) advanceToMax() ValveOutput {
 // the aligned active channel with the lowest watermark (the first of them
 // on ties), or -1 when there is none (no channels, or all idle).
 func (v *WatermarkValve) HoldingBack() int {
+	if v.inputs != nil {
+		return v.inputs.holdingBack()
+	}
 	best := -1
 	for i, c := range v.channels {
 		if c.Aligned && !c.Idle && (best < 0 || c.Watermark < v.channels[best].Watermark) {
@@ -175,13 +200,33 @@ type valveState struct {
 	channels []ChannelStatus
 	wm       int64
 	idle     bool
+	// inputs and partial are a two-input valve's.
+	inputs  []valveState
+	partial []partialWatermark
 }
 
 func (v *WatermarkValve) save() valveState {
-	return valveState{channels: append([]ChannelStatus(nil), v.channels...), wm: v.wm, idle: v.idle}
+	s := valveState{channels: append([]ChannelStatus(nil), v.channels...), wm: v.wm, idle: v.idle}
+	if v.inputs != nil {
+		for _, iv := range v.inputs.valves {
+			s.inputs = append(s.inputs, iv.save())
+		}
+		s.partial = append([]partialWatermark(nil), v.inputs.partial...)
+	}
+	return s
 }
 
 func (v *WatermarkValve) load(s valveState) {
+	if v.inputs != nil {
+		if len(s.inputs) == len(v.inputs.valves) {
+			for i, iv := range v.inputs.valves {
+				iv.load(s.inputs[i])
+			}
+			copy(v.inputs.partial, s.partial)
+			v.wm, v.idle = s.wm, s.idle
+		}
+		return
+	}
 	if len(s.channels) == len(v.channels) {
 		copy(v.channels, s.channels)
 		v.wm, v.idle = s.wm, s.idle

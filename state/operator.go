@@ -156,6 +156,70 @@ func (b *BroadcastState[K, V]) Put(k K, v V) { b.st.m[string(b.kc.Append(nil, k)
 // Remove deletes k.
 func (b *BroadcastState[K, V]) Remove(k K) { delete(b.st.m, string(b.kc.Append(nil, k))) }
 
+// Contains reports whether k has a value.
+func (b *BroadcastState[K, V]) Contains(k K) bool {
+	_, ok := b.st.m[string(b.kc.Append(nil, k))]
+	return ok
+}
+
+// Len is the number of entries.
+func (b *BroadcastState[K, V]) Len() int { return len(b.st.m) }
+
+// Clear removes every entry.
+func (b *BroadcastState[K, V]) Clear() { clear(b.st.m) }
+
+// Range calls fn for each entry in encoded key order until fn returns
+// false. fn must not change the state.
+func (b *BroadcastState[K, V]) Range(fn func(K, V) bool) error {
+	keys := make([]string, 0, len(b.st.m))
+	for k := range b.st.m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, ek := range keys {
+		k, err := b.kc.Decode([]byte(ek))
+		if err != nil {
+			return fmt.Errorf("state: operator %s: broadcast state %q: key %x: %w", b.st.meta.OperatorName, b.st.meta.StateName, ek, err)
+		}
+		if !fn(k, b.st.m[ek].(V)) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// ReadOnly is a view of the state that cannot change it: what the
+// non-broadcast side of a broadcast process function gets.
+func (b *BroadcastState[K, V]) ReadOnly() ReadOnlyBroadcastState[K, V] {
+	return ReadOnlyBroadcastState[K, V]{b: b}
+}
+
+// ReadOnlyBroadcastState is broadcast state that can only be read (Flink's
+// ReadOnlyBroadcastState).
+type ReadOnlyBroadcastState[K, V any] struct{ b *BroadcastState[K, V] }
+
+// Get returns the value under k.
+func (r ReadOnlyBroadcastState[K, V]) Get(k K) (V, bool) { return r.b.Get(k) }
+
+// Contains reports whether k has a value.
+func (r ReadOnlyBroadcastState[K, V]) Contains(k K) bool { return r.b.Contains(k) }
+
+// Len is the number of entries.
+func (r ReadOnlyBroadcastState[K, V]) Len() int { return r.b.Len() }
+
+// Range calls fn for each entry in encoded key order until fn returns false.
+func (r ReadOnlyBroadcastState[K, V]) Range(fn func(K, V) bool) error { return r.b.Range(fn) }
+
+// DeclareBroadcast declares a broadcast map state from a map state's
+// erased descriptor (as a BroadcastStream's states are given).
+func DeclareBroadcast(s *OperatorStore, d StateDesc) error {
+	if d.UserKey == nil || d.Value == nil {
+		return fmt.Errorf("state: operator %s: broadcast state %q needs a key and a value codec", s.operatorName, d.Meta.StateName)
+	}
+	_, err := s.declare(StateMeta{StateName: d.Meta.StateName, Kind: KindBroadcast, UserKeyType: d.UserKey.TypeName(), ValueType: d.Value.TypeName()}, d.UserKey, d.Value)
+	return err
+}
+
 // States lists declared and restored operator states ordered by name.
 func (s *OperatorStore) States() []StateMeta {
 	var out []StateMeta

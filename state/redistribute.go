@@ -11,8 +11,11 @@ package state
 //     at most one (the first runs are the longer ones);
 //   - union lists: every subtask gets every element of every old subtask,
 //     also at the same parallelism (Flink's getUnionListState contract);
-//   - broadcast maps: every subtask gets the map of old subtask 0 (all hold
-//     the same map).
+//   - broadcast maps: new subtask i gets the map of old subtask
+//     i mod old parallelism (Flink's repartitionBroadcastState: each
+//     subtask reads its own old state, the extra ones of a scale-up read
+//     the old ones round-robin), so every old copy is used and all must
+//     be equal.
 //
 // Positions are renumbered from 0 per state.
 func RedistributeOperatorState(old [][]OperatorEntry, parallelism, index int) []OperatorEntry {
@@ -39,12 +42,7 @@ func RedistributeOperatorState(old [][]OperatorEntry, parallelism, index int) []
 		}
 		switch kinds[name] {
 		case KindBroadcast:
-			for _, es := range per {
-				if len(es) > 0 {
-					out = append(out, es...)
-					break
-				}
-			}
+			out = append(out, per[index%len(per)]...)
 		case KindUnionList:
 			for _, es := range per {
 				out = append(out, es...)

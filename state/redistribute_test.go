@@ -36,3 +36,26 @@ func TestRedistributeOperatorState(t *testing.T) {
 		}
 	}
 }
+
+// TestRedistributeBroadcastState: new subtask i takes the broadcast map of
+// old subtask i mod the old parallelism, as Flink's
+// RoundRobinOperatorStateRepartitioner.repartitionBroadcastState.
+func TestRedistributeBroadcastState(t *testing.T) {
+	old := make([][]OperatorEntry, 3)
+	for i := range old {
+		old[i] = []OperatorEntry{{State: "m", Kind: KindBroadcast, Key: []byte("k"), Value: []byte(fmt.Sprint("from ", i))}}
+	}
+	for _, tc := range []struct {
+		parallelism, index int
+		want               string
+	}{
+		{3, 0, "from 0"}, {3, 2, "from 2"}, // same parallelism: its own
+		{2, 0, "from 0"}, {2, 1, "from 1"}, // scale down: the first ones
+		{5, 3, "from 0"}, {5, 4, "from 1"}, // scale up: round-robin
+	} {
+		got := RedistributeOperatorState(old, tc.parallelism, tc.index)
+		if len(got) != 1 || string(got[0].Value) != tc.want {
+			t.Errorf("parallelism %d subtask %d: %v, want the map %s", tc.parallelism, tc.index, got, tc.want)
+		}
+	}
+}
