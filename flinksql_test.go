@@ -1,0 +1,92 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const flinkSamples = "../shared/flink-savepoints"
+
+func flinkSample(t *testing.T, rel string) string {
+	t.Helper()
+	p := filepath.Join(flinkSamples, rel)
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("sample %s absent under CI", rel)
+		}
+		t.Skipf("sample %s absent", rel)
+	}
+	return p
+}
+
+// TestFlinkSQLSeedQuery: the question of issue 11's users, on a group
+// aggregate's savepoint with its plan: the accumulator of one key, read
+// from one key group, the operator and key field named from the plan.
+// Expected values from the test program that wrote the savepoint
+// (GroupAggregateTestPrograms.GROUP_BY_UDF_WITH_MERGE): the seven rows
+// with e = 2 have a = 3, 2, 3, 4, 4, 5, 5, so my_avg(e, a) (WeightedAvg)
+// holds count = Σa = 26 and sum = Σe·a = 52; its my_concat accumulator's
+// views are in states of their own (NULL placeholders here).
+func TestFlinkSQLSeedQuery(t *testing.T) {
+	dir := flinkSample(t, "sql/stream-exec-group-aggregate_1__group-aggregate-udf-with-merge")
+	sp := filepath.Join(dir, "savepoint")
+	plan := filepath.Join(dir, "plan.json")
+	for _, q := range []string{
+		"SELECT key, value FROM keyed_state WHERE state_name = 'accState' AND key.e = 2",
+		"SELECT key, value FROM keyed_state WHERE state_name = 'accState' AND key = 2",
+	} {
+		code, out, errs := cmd(t, "query", sp, q, "--plan", plan, "--format", "json")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", q, code, errs)
+		}
+		want := `{"key":{"e":2},"value":{"f0":{"count":26,"sum":52},"f1":{"list":null,"map":null}}}` + "\n"
+		if out != want {
+			t.Errorf("%s:\n got %s want %s", q, out, want)
+		}
+		code, out, _ = cmd(t, "query", sp, "EXPLAIN "+q, "--plan", plan)
+		if code != 0 || !strings.Contains(out, "key groups: 93\n") {
+			t.Errorf("EXPLAIN %s: exit %d, want one key group (93):\n%s", q, code, out)
+		}
+	}
+	code, out, errs := cmd(t, "query", sp, "SELECT operator_name, key_type, status FROM state_meta WHERE state_name = 'accState'", "--plan", plan, "--format", "csv")
+	want := "operator_name,key_type,status\n\"GroupAggregate(groupBy=[e], select=[e, my_avg(e, $f1) AS s1, my_concat(d) AS c1])\",ROW<e BIGINT>,ok\n"
+	if code != 0 || out != want {
+		t.Errorf("state_meta: exit %d %s\n got %q\n want %q", code, errs, out, want)
+	}
+	// plan.json beside the savepoint is found without --plan, and said so.
+	code, out, errs = cmd(t, "query", sp, "SELECT key_type FROM state_meta WHERE state_name = 'accState'", "--format", "csv")
+	if code != 0 || out != "key_type\nROW<e BIGINT>\n" || !strings.Contains(errs, "plan.json") {
+		t.Errorf("plan.json not picked up: exit %d, %q, stderr %q", code, out, errs)
+	}
+}
+
+// TestFlinkUnreadableStates: a query that needs a state the reader cannot
+// read fails naming operator, state and reason; --skip-unreadable reads the
+// rest with one warning per skipped state; state_meta lists the reason.
+func TestFlinkUnreadableStates(t *testing.T) {
+	sp := flinkSample(t, "typeser-flink1.16-hashmap-savepoint")
+	const class = "TypeSerializerSnapshotMigrationITCase$TestSerializerSnapshot"
+	code, _, errs := cmd(t, "query", sp, "SELECT * FROM keyed_state")
+	if code != 1 || !strings.Contains(errs, `state "testState"`) || !strings.Contains(errs, class) || !strings.Contains(errs, "--skip-unreadable") {
+		t.Errorf("keyed_state: exit %d, stderr %q", code, errs)
+	}
+	code, out, errs := cmd(t, "query", sp, "SELECT * FROM keyed_state", "--skip-unreadable")
+	if code != 0 || !strings.Contains(out, "(0 rows)") || strings.Count(errs, "warning: skipped") != 1 || !strings.Contains(errs, "testState") {
+		t.Errorf("--skip-unreadable: exit %d, out %q, stderr %q", code, out, errs)
+	}
+	// One unreadable operator never hides the others.
+	code, out, errs = cmd(t, "query", sp, "SELECT value FROM operator_state", "--format", "csv")
+	if code != 0 || strings.Count(out, "dragons!") != 4 {
+		t.Errorf("operator_state: exit %d, %q %q", code, out, errs)
+	}
+	code, out, _ = cmd(t, "query", sp, "SELECT state_name, status FROM state_meta", "--format", "csv")
+	if code != 0 || !strings.Contains(out, "testState,unknown serializer org.apache.flink.test.migration."+class) || !strings.Contains(out, "source-state,ok") {
+		t.Errorf("state_meta: exit %d, %q", code, out)
+	}
+	code, out, _ = cmd(t, "savepoint", "inspect", sp)
+	if code != 0 || !strings.Contains(out, "STATUS") || !strings.Contains(out, class) {
+		t.Errorf("inspect: exit %d\n%s", code, out)
+	}
+}
