@@ -54,6 +54,8 @@ type decoder struct {
 	base int64 // file offset of b[0], for error messages
 	file string
 	err  error
+	// slab, when set, allocates the rows decoded (a scan's, reused).
+	slab *rowSlab
 }
 
 func newDecoder(file string, base int64, b []byte) *decoder {

@@ -167,7 +167,7 @@ func FuzzBinaryRow(f *testing.F) {
 	f.Fuzz(func(t *testing.T, which byte, b []byte) {
 		checkAlloc(t, len(b), func() {
 			l := ls[int(which)%len(ls)]
-			_, err := l.decodeRow(b, 0, len(b))
+			_, err := l.decodeRow(b, 0, len(b), nil)
 			checkMarked(t, err)
 			ser := &rowDataSer{layout: l}
 			_, err = decodeWhole(ser, "fuzz", 0, b)

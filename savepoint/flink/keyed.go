@@ -213,6 +213,7 @@ func (sp *Savepoint) entriesOf(f keyedFile, kgs []int, want func(*stateMeta) boo
 		}
 		defer c.Close()
 		sorted := sortedOffsets(h.offsets)
+		var buf []byte // one key group at a time: decoded values copy their bytes
 		prefix := 1
 		if f.op.maxParallelism > 128 {
 			prefix = 2
@@ -222,11 +223,12 @@ func (sp *Savepoint) entriesOf(f keyedFile, kgs []int, want func(*stateMeta) boo
 			if off <= 0 || (kgs != nil && !slices.Contains(kgs, kg)) {
 				continue
 			}
-			b, err := sp.readSection(sec, off, sectionEnd(sorted, off, sec.size()))
+			b, err := sp.readSectionInto(buf, sec, off, sectionEnd(sorted, off, sec.size()))
 			if err != nil {
 				yield(entry{}, err)
 				return
 			}
+			buf = b
 			r := &kgReader{
 				file: sec.name(), base: off, kg: kg, prefix: prefix,
 				header: f.header, want: want, yield: yield, keep: keep,
@@ -253,6 +255,8 @@ type kgReader struct {
 	// Reused for every pair: decoding a key group allocates per value, not
 	// per decoder or result.
 	kd, vd decoder
+	ud, wd decoder // user keys and values, decoded whole
+	slab   rowSlab
 	out    []entry
 }
 
@@ -364,7 +368,7 @@ func (r *kgReader) readCanonical(b []byte) error {
 // decodePair decodes one canonical (key, value) pair. List values give one
 // entry per element.
 func (r *kgReader) decodePair(at int64, m *stateMeta, key, value []byte) ([]entry, error) {
-	r.kd = decoder{b: key, base: at, file: r.file}
+	r.kd = decoder{b: key, base: at, file: r.file, slab: &r.slab}
 	kd := &r.kd
 	gotKG := 0
 	for i := range r.prefix {
@@ -415,12 +419,13 @@ func (r *kgReader) decodePair(at int64, m *stateMeta, key, value []byte) ([]entr
 		if !ok {
 			return nil, fmt.Errorf("flink: %s: map state %q has serializer %s", r.file, m.name, typeOf(m.value))
 		}
-		uk, err := decodeWhole(ms.key, r.file, at, kd.b[kd.off:])
+		r.ud.slab = &r.slab
+		uk, err := decodeWholeWith(&r.ud, ms.key, r.file, at, kd.b[kd.off:])
 		if err != nil {
 			return nil, err
 		}
 		e.userKey = uk
-		r.vd = decoder{b: value, base: at, file: r.file}
+		r.vd = decoder{b: value, base: at, file: r.file, slab: &r.slab}
 		vd := &r.vd
 		if vd.boolean() {
 			if vd.remaining() != 0 {
@@ -432,7 +437,8 @@ func (r *kgReader) decodePair(at int64, m *stateMeta, key, value []byte) ([]entr
 		if vd.err != nil {
 			return nil, vd.err
 		}
-		e.value, err = decodeWhole(ms.value, r.file, at, vd.b[vd.off:])
+		r.wd.slab = &r.slab
+		e.value, err = decodeWholeWith(&r.wd, ms.value, r.file, at, vd.b[vd.off:])
 		if err != nil {
 			return nil, err
 		}
@@ -452,7 +458,8 @@ func (r *kgReader) decodePair(at int64, m *stateMeta, key, value []byte) ([]entr
 		kd.fail("%d bytes after the key of state %q", kd.remaining(), m.name)
 		return nil, kd.err
 	}
-	v, err := decodeWhole(m.value, r.file, at, value)
+	r.wd.slab = &r.slab
+	v, err := decodeWholeWith(&r.wd, m.value, r.file, at, value)
 	if err != nil {
 		return nil, err
 	}

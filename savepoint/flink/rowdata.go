@@ -180,7 +180,7 @@ func binErr(format string, args ...any) error {
 }
 
 // decodeRow decodes the row of size bytes at base in seg.
-func (l *rowLayout) decodeRow(seg []byte, base, size int) (*state.Row, error) {
+func (l *rowLayout) decodeRow(seg []byte, base, size int, slab *rowSlab) (*state.Row, error) {
 	if base < 0 || size < 0 || base > len(seg) || size > len(seg)-base {
 		return nil, binErr("row of %d bytes at %d outside %d bytes", size, base, len(seg))
 	}
@@ -192,7 +192,8 @@ func (l *rowLayout) decodeRow(seg []byte, base, size int) (*state.Row, error) {
 	if kind > 3 {
 		return nil, binErr("row kind byte %d", kind)
 	}
-	row := &state.Row{Kind: rowKinds[kind], Names: l.names, Values: make([]any, len(l.fields))}
+	row := slab.newRow(len(l.fields))
+	row.Kind, row.Names = rowKinds[kind], l.names
 	end := base + size
 	for i := range l.fields {
 		bit := i + 8
@@ -200,7 +201,7 @@ func (l *rowLayout) decodeRow(seg []byte, base, size int) (*state.Row, error) {
 			continue // NULL
 		}
 		slot := base + l.nullBits + 8*i
-		v, err := l.fields[i].decodeSlot(seg[:end], base, slot, 8)
+		v, err := l.fields[i].decodeSlot(seg[:end], base, slot, 8, slab)
 		if err != nil {
 			return nil, fmt.Errorf("field %d (%s): %w", i, l.fields[i].t.sql(), err)
 		}
@@ -209,11 +210,101 @@ func (l *rowLayout) decodeRow(seg []byte, base, size int) (*state.Row, error) {
 	return row, nil
 }
 
+// Rows of a few fields are allocated with their values in one object, and
+// by a scan's rowSlab in blocks of them: a scan decodes millions.
+type (
+	row1 struct {
+		r state.Row
+		v [1]any
+	}
+	row2 struct {
+		r state.Row
+		v [2]any
+	}
+	row4 struct {
+		r state.Row
+		v [4]any
+	}
+	row8 struct {
+		r state.Row
+		v [8]any
+	}
+)
+
+// rowSlab hands out rows from blocks of slabRows. A row kept by a consumer
+// keeps its block alive: at most slabRows small rows.
+type rowSlab struct {
+	r1 []row1
+	r2 []row2
+	r4 []row4
+	r8 []row8
+}
+
+const slabRows = 64
+
+// newRow returns a row of n nil values; a nil slab allocates each row on
+// its own.
+func (s *rowSlab) newRow(n int) *state.Row {
+	switch {
+	case n == 0:
+		return &state.Row{}
+	case n == 1:
+		if s == nil {
+			s = &rowSlab{}
+		}
+		if len(s.r1) == 0 {
+			s.r1 = make([]row1, slabRows)
+		}
+		x := &s.r1[0]
+		s.r1 = s.r1[1:]
+		x.r.Values = x.v[:]
+		return &x.r
+	case n == 2:
+		if s == nil {
+			s = &rowSlab{}
+		}
+		if len(s.r2) == 0 {
+			s.r2 = make([]row2, slabRows)
+		}
+		x := &s.r2[0]
+		s.r2 = s.r2[1:]
+		x.r.Values = x.v[:]
+		return &x.r
+	case n <= 4:
+		if s == nil {
+			x := &row4{}
+			x.r.Values = x.v[:n:n]
+			return &x.r
+		}
+		if len(s.r4) == 0 {
+			s.r4 = make([]row4, slabRows)
+		}
+		x := &s.r4[0]
+		s.r4 = s.r4[1:]
+		x.r.Values = x.v[:n:n]
+		return &x.r
+	case n <= 8:
+		if s == nil {
+			x := &row8{}
+			x.r.Values = x.v[:n:n]
+			return &x.r
+		}
+		if len(s.r8) == 0 {
+			s.r8 = make([]row8, slabRows/2)
+		}
+		x := &s.r8[0]
+		s.r8 = s.r8[1:]
+		x.r.Values = x.v[:n:n]
+		return &x.r
+	}
+	return &state.Row{Values: make([]any, n)}
+}
+
 // decodeSlot decodes the value of one field or array element: its
 // fixed-length slot of width bytes at slot; variable-length parts are
 // relative to base (the start of the enclosing row or array) and must lie
 // within seg.
-func (c *fieldCodec) decodeSlot(seg []byte, base, slot, width int) (any, error) {
+func (c *fieldCodec) decodeSlot(seg []byte, base, slot, width int, slab *rowSlab) (any, error) {
 	if slot < 0 || slot+width > len(seg) {
 		return nil, binErr("slot at %d outside %d bytes", slot, len(seg))
 	}
@@ -274,13 +365,13 @@ func (c *fieldCodec) decodeSlot(seg []byte, base, slot, width int) (any, error) 
 		return append([]byte(nil), b...), nil
 	case rootRow, rootStructured:
 		off := base + int(v>>32)
-		return c.nested.decodeRow(seg, off, int(uint32(v)))
+		return c.nested.decodeRow(seg, off, int(uint32(v)), slab)
 	case rootArray:
 		off := base + int(v>>32)
-		return c.elem.decodeArray(seg, off, int(uint32(v)))
+		return c.elem.decodeArray(seg, off, int(uint32(v)), slab)
 	case rootMap, rootMultiset:
 		off := base + int(v>>32)
-		return c.decodeMap(seg, off, int(uint32(v)))
+		return c.decodeMap(seg, off, int(uint32(v)), slab)
 	case rootRaw:
 		return decodeWhole(c.raw, "RAW value", 0, b)
 	case rootVariant:
@@ -323,7 +414,7 @@ func bigFromBytes(b []byte) *big.Int {
 
 // decodeArray decodes a BinaryArrayData: an int count, null bits padded to
 // 4-byte words, elements of a fixed width, then the variable part.
-func (a *arrayLayout) decodeArray(seg []byte, base, size int) ([]any, error) {
+func (a *arrayLayout) decodeArray(seg []byte, base, size int, slab *rowSlab) ([]any, error) {
 	if base < 0 || size < 4 || base > len(seg) || size > len(seg)-base {
 		return nil, binErr("array of %d bytes at %d outside %d bytes", size, base, len(seg))
 	}
@@ -341,7 +432,7 @@ func (a *arrayLayout) decodeArray(seg []byte, base, size int) ([]any, error) {
 		if seg[base+4+i>>3]&(1<<(i&7)) != 0 {
 			continue
 		}
-		v, err := a.codec.decodeSlot(seg[:end], base, base+header+i*a.size, a.size)
+		v, err := a.codec.decodeSlot(seg[:end], base, base+header+i*a.size, a.size, slab)
 		if err != nil {
 			return nil, fmt.Errorf("element %d: %w", i, err)
 		}
@@ -352,7 +443,7 @@ func (a *arrayLayout) decodeArray(seg []byte, base, size int) ([]any, error) {
 
 // decodeMap decodes a BinaryMapData: the key array's size in bytes, the
 // key array, the value array.
-func (c *fieldCodec) decodeMap(seg []byte, base, size int) (state.Pairs, error) {
+func (c *fieldCodec) decodeMap(seg []byte, base, size int, slab *rowSlab) (state.Pairs, error) {
 	if base < 0 || size < 4 || base > len(seg) || size > len(seg)-base {
 		return nil, binErr("map of %d bytes at %d outside %d bytes", size, base, len(seg))
 	}
@@ -360,11 +451,11 @@ func (c *fieldCodec) decodeMap(seg []byte, base, size int) (state.Pairs, error) 
 	if kn < 0 || kn > size-4 {
 		return nil, binErr("map key array of %d bytes in %d", kn, size)
 	}
-	keys, err := c.elem.decodeArray(seg, base+4, kn)
+	keys, err := c.elem.decodeArray(seg, base+4, kn, slab)
 	if err != nil {
 		return nil, fmt.Errorf("map keys: %w", err)
 	}
-	vals, err := c.val.decodeArray(seg, base+4+kn, size-4-kn)
+	vals, err := c.val.decodeArray(seg, base+4+kn, size-4-kn, slab)
 	if err != nil {
 		return nil, fmt.Errorf("map values: %w", err)
 	}

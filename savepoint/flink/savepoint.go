@@ -498,10 +498,20 @@ func fillOperatorTypes(sm *state.StateMeta, m *stateMeta) {
 
 // readSection reads bytes [off, end) of a state file, counting the read.
 func (sp *Savepoint) readSection(sec section, off, end int64) ([]byte, error) {
+	return sp.readSectionInto(nil, sec, off, end)
+}
+
+// readSectionInto is readSection reusing buf for file sections. The bytes
+// are only valid until the next read into buf: decoders copy what they
+// keep (strings, byte arrays, hex).
+func (sp *Savepoint) readSectionInto(buf []byte, sec section, off, end int64) ([]byte, error) {
 	if end < off {
 		return nil, &FormatError{File: sec.name(), Offset: off, Msg: fmt.Sprintf("section ends at %d, before it starts", end), Err: ErrCorrupt}
 	}
 	sp.sections.Add(1)
+	if fs, ok := sec.(*fileSection); ok {
+		return fs.readInto(buf, off, end-off)
+	}
 	return sec.read(off, end-off)
 }
 

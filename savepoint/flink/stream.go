@@ -88,13 +88,23 @@ type fileSection struct {
 func (s *fileSection) size() int64  { return s.sz }
 func (s *fileSection) name() string { return filepath.Base(s.path) }
 func (s *fileSection) read(off, n int64) ([]byte, error) {
+	return s.readInto(nil, off, n)
+}
+
+// readInto is read into buf when it is large enough (callers that copy
+// what they decode reuse one buffer for every section).
+func (s *fileSection) readInto(buf []byte, off, n int64) ([]byte, error) {
 	if off < 0 || n < 0 || off > s.sz || n > s.sz-off {
 		return nil, &FormatError{File: s.name(), Offset: off, Msg: fmt.Sprintf("range of %d bytes beyond the end of the file (%d)", n, s.sz), Err: ErrCorrupt}
 	}
 	if n > maxSection {
 		return nil, &FormatError{File: s.name(), Offset: off, Msg: fmt.Sprintf("section of %d bytes is larger than %d", n, maxSection), Err: ErrUnsupported}
 	}
-	b := make([]byte, n)
+	b := buf[:0]
+	if int64(cap(b)) < n {
+		b = make([]byte, n)
+	}
+	b = b[:n]
 	if _, err := s.f.ReadAt(b, off); err != nil && !(errors.Is(err, io.EOF) && off+n == s.sz) {
 		return nil, fmt.Errorf("flink: %s: %w", s.path, err)
 	}

@@ -126,7 +126,7 @@ func (r *rowDataSer) decode(d *decoder) any {
 	if d.err != nil {
 		return nil
 	}
-	row, err := r.layout.decodeRow(b, 0, len(b))
+	row, err := r.layout.decodeRow(b, 0, len(b), d.slab)
 	if err != nil {
 		d.setErr(err)
 		return nil
@@ -269,7 +269,7 @@ func (a *arrayDataSer) decode(d *decoder) any {
 	if d.err != nil {
 		return nil
 	}
-	v, err := a.layout.decodeArray(b, 0, len(b))
+	v, err := a.layout.decodeArray(b, 0, len(b), d.slab)
 	if err != nil {
 		d.setErr(err)
 		return nil
@@ -307,7 +307,7 @@ func (m *mapDataSer) decode(d *decoder) any {
 	if d.err != nil {
 		return nil
 	}
-	v, err := m.codec.decodeMap(b, 0, len(b))
+	v, err := m.codec.decodeMap(b, 0, len(b), d.slab)
 	if err != nil {
 		d.setErr(err)
 		return nil
