@@ -117,13 +117,21 @@ func (f *jobFlags) open(e *env, out io.Writer, trace bool) (*session.Session, er
 		return nil, usageError{errors.New("--parallelism, --max-parallelism and --checkpoint-interval must not be negative")}
 	}
 	if f.FromSavepoint != "" {
+		if flink.IsFlink(f.FromSavepoint) {
+			return nil, fmt.Errorf("%s is an Apache Flink savepoint: streamdbg reads it (streamdbg query %s \"SELECT * FROM state_meta\", savepoint inspect, open) but cannot restore a job from it; --from-savepoint takes a savepoint written by streamdbg", f.FromSavepoint, f.FromSavepoint)
+		}
 		sp, err := savepoint.Open(vfs.Default, f.FromSavepoint)
 		if err != nil {
 			return nil, err
 		}
 		opts.Restore = runtime.FromSavepoint(sp)
 	}
-	return session.New(job, opts)
+	s, err := session.New(job, opts)
+	var oe *runtime.OptionsError
+	if errors.As(err, &oe) {
+		return nil, usageError{err}
+	}
+	return s, err
 }
 
 type jobsCmd struct{}
@@ -154,41 +162,86 @@ func (r *runCmd) Run(e *env) error {
 	var q *query.Query
 	if r.Query != "" {
 		var err error
-		if q, err = query.Parse(r.Query); err != nil {
-			return usageError{err}
-		}
-		if err := query.Check(q); err != nil {
-			return usageError{err}
+		if q, err = parseQuery(r.Query); err != nil {
+			return err
 		}
 		out = nil
+	}
+	if r.Steps < 0 || r.FailAt < 0 {
+		return usageError{errors.New("--steps and --fail-at must not be negative")}
+	}
+	if r.Savepoint != "" {
+		// Found at start, not after the whole run: a savepoint is never
+		// overwritten.
+		if _, err := os.Lstat(r.Savepoint); err == nil {
+			return usageError{fmt.Errorf("--savepoint %s: the directory exists, and a savepoint is never written over anything; name a new directory", r.Savepoint)}
+		}
 	}
 	s, err := r.open(e, out, false)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	start := s.Position()
+	switch {
+	case r.FailAt > 0 && r.FailAt <= start:
+		e.log.Warn("--fail-at is at or before the restored position: no failure will be injected", "fail_at", r.FailAt, "restored_at", start)
+	case r.FailAt > 0 && r.Steps > 0 && r.FailAt > start+r.Steps:
+		e.log.Warn("--fail-at is beyond the records --steps reads: no failure will be injected", "fail_at", r.FailAt, "last_record", start+r.Steps)
+	}
 	s.SetFailAt(r.FailAt)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	res, err := s.Run(ctx, session.RunOptions{Steps: r.Steps, MaxRestarts: 3})
-	if err != nil {
+	interrupted := err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled)
+	if interrupted {
+		// A second interrupt ends the process at once.
+		stop()
+	} else if err != nil {
 		return err
 	}
 	e.log.Info("run stopped", "records", res.Position, "finished", res.Finished, "restarts", res.Restarts)
+	if r.FailAt > start && res.Restarts == 0 && (r.Steps == 0 || r.FailAt <= start+r.Steps) && !interrupted {
+		e.log.Warn("--fail-at is beyond the input: no failure was injected", "fail_at", r.FailAt, "records", res.Position)
+	}
 	if r.Savepoint != "" {
+		// Interrupted too: Flink's stop-with-savepoint, at the record the
+		// run stopped after.
 		if err := s.Savepoint(vfs.Default, r.Savepoint); err != nil {
 			return err
 		}
-		e.log.Info("savepoint written", "dir", r.Savepoint)
+		e.log.Info("savepoint written", "dir", r.Savepoint, "records", s.Position())
 	}
 	if q != nil {
-		rows, err := query.Run(ctx, s.Catalog(), q)
+		rows, err := query.Run(context.Background(), s.Catalog(), q)
 		if err != nil {
 			return err
 		}
-		return query.Format(e.stdout, rows, r.Format)
+		if err := query.Format(e.stdout, rows, r.Format); err != nil {
+			return err
+		}
+	}
+	if interrupted {
+		msg := fmt.Sprintf("interrupted after source record %d", res.Position)
+		if r.Savepoint != "" {
+			msg += fmt.Sprintf("; the savepoint %s holds the state at that record (resume with --from-savepoint %s)", r.Savepoint, r.Savepoint)
+		}
+		return interruptedError{errors.New(msg)}
 	}
 	return nil
+}
+
+// parseQuery parses and checks a query given on the command line: a bad
+// one is a usage error under `query` and `run --query` alike.
+func parseQuery(text string) (*query.Query, error) {
+	q, err := query.Parse(text)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if err := query.Check(q); err != nil {
+		return nil, usageError{err}
+	}
+	return q, nil
 }
 
 type debugCmd struct {
@@ -280,9 +333,9 @@ type queryCmd struct {
 }
 
 func (q *queryCmd) Run(e *env) error {
-	parsed, err := query.Parse(q.Query)
+	parsed, err := parseQuery(q.Query)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	cat, err := openCatalogPlan(e, q.Target, q.Plan)
 	if err != nil {

@@ -46,7 +46,9 @@ func loadConfig(path string) (*config, error) {
 		return nil, fmt.Errorf("config %s: %v", path, err)
 	}
 	c := &config{path: path, values: map[string]string{}}
-	flatten("", raw, c.values)
+	if err := flatten("", raw, c.values); err != nil {
+		return nil, fmt.Errorf("config %s: %v", path, err)
+	}
 	var unknown []string
 	for k := range c.values {
 		if _, ok := configKeys[k]; !ok {
@@ -65,19 +67,33 @@ func loadConfig(path string) (*config, error) {
 	return c, nil
 }
 
-func flatten(prefix string, v any, out map[string]string) {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, v := range x {
-			key := k
-			if prefix != "" {
-				key = prefix + "." + k
-			}
-			flatten(key, v, out)
+// flatten turns nested maps into dotted keys. A key given twice, flat and
+// nested ("parallelism.default: 3" and "parallelism: {default: 1}"), is an
+// error: which one won would depend on map order.
+func flatten(prefix string, v any, out map[string]string) error {
+	x, ok := v.(map[string]any)
+	if !ok {
+		if _, dup := out[prefix]; dup {
+			return fmt.Errorf("key %s is given twice (flat and nested): give it once", prefix)
 		}
-	default:
-		out[prefix] = fmt.Sprint(x)
+		out[prefix] = fmt.Sprint(v)
+		return nil
 	}
+	keys := make([]string, 0, len(x))
+	for k := range x {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		key := k
+		if prefix != "" {
+			key = prefix + "." + k
+		}
+		if err := flatten(key, x[k], out); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (c *config) str(key string) (string, bool) {

@@ -17,12 +17,20 @@ const (
 	exitOK      = 0
 	exitFailure = 1 // job failure or bad input
 	exitUsage   = 2
+	// exitInterrupted is a run stopped by SIGINT (128 + 2, as shells
+	// report it), after it said where and wrote the savepoint it was asked.
+	exitInterrupted = 130
 )
 
 // usageError marks errors that are the command line's fault.
 type usageError struct{ error }
 
 func (u usageError) Unwrap() error { return u.error }
+
+// interruptedError is a run that stopped on an interrupt.
+type interruptedError struct{ error }
+
+func (i interruptedError) Unwrap() error { return i.error }
 
 type cli struct {
 	Debug     debugCmd     `cmd:"" default:"withargs" help:"Debug a job in the terminal UI (the default command; JOB defaults to wordcount)."`
@@ -78,6 +86,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 			var u usageError
 			if errors.As(err, &u) {
 				code = exitUsage
+				return
+			}
+			var i interruptedError
+			if errors.As(err, &i) {
+				code = exitInterrupted
 				return
 			}
 			code = exitFailure

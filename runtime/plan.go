@@ -64,6 +64,12 @@ type OperatorInfo struct {
 
 var uidUnsafe = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 
+// OptionsError is a parallelism or max parallelism out of range, found
+// before the job starts (the CLI reports it as a usage error).
+type OptionsError struct{ Msg string }
+
+func (e *OptionsError) Error() string { return "runtime: " + e.Msg }
+
 // BuildPlan chains the job's operators into tasks, with parallelism p when
 // p > 0 (otherwise the job's default).
 func BuildPlan(j *Job, parallelism, maxParallelism int) (*Plan, error) {
@@ -87,6 +93,11 @@ func BuildPlan(j *Job, parallelism, maxParallelism int) (*Plan, error) {
 	if maxP <= 0 {
 		maxP = state.DefaultMaxParallelism
 	}
+	if maxP > state.MaxKeyGroups {
+		// Refused before anything is allocated per key group (it took 1 GB
+		// at 10^8; a savepoint could not even be written above this).
+		return nil, &OptionsError{Msg: fmt.Sprintf("max parallelism %d is more than %d, the most key groups Flink (and a savepoint) allows", maxP, state.MaxKeyGroups)}
+	}
 	p := &Plan{Job: j.Name, MaxParallelism: maxP}
 	par := func(n *node) int {
 		if n.parallelism > 0 {
@@ -98,7 +109,7 @@ func BuildPlan(j *Job, parallelism, maxParallelism int) (*Plan, error) {
 	uids := map[string]*node{}
 	for _, n := range j.nodes {
 		if par(n) > maxP {
-			return nil, fmt.Errorf("runtime: operator %q: parallelism %d exceeds max parallelism %d", n.name, par(n), maxP)
+			return nil, &OptionsError{Msg: fmt.Sprintf("operator %q: parallelism %d exceeds max parallelism %d", n.name, par(n), maxP)}
 		}
 		uid := n.uid
 		if uid == "" {
