@@ -56,6 +56,7 @@ type jobFlags struct {
 	CheckpointInterval    int    `help:"Source records between in-memory checkpoints (default 1000)."`
 	OnBadRecord           string `help:"What to do with a malformed input line: fail or skip (logged)." enum:"fail,skip" default:"fail"`
 	WallClock             bool   `help:"Let processing time follow the wall clock instead of the virtual clock (runs are then not deterministic)."`
+	MaxLineBytes          int    `help:"Longest input line accepted, in bytes (default 1 MiB); a longer one is a bad record."`
 }
 
 // open builds the job and a session over it, applying the precedence job
@@ -67,7 +68,10 @@ func (f *jobFlags) open(e *env, out io.Writer, trace bool) (*session.Session, er
 	}
 	fc := fixtures.Config{OnBadRecord: f.OnBadRecord, Log: e.log}
 	if f.Input != "" {
-		in, err := fixtures.Load(f.Input)
+		if f.MaxLineBytes < 0 {
+			return nil, usageError{errors.New("--max-line-bytes must not be negative")}
+		}
+		in, err := fixtures.Load(f.Input, fixtures.ParseOptions{MaxLineBytes: f.MaxLineBytes})
 		if err != nil {
 			return nil, err
 		}
