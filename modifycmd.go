@@ -12,6 +12,7 @@ import (
 	"streamdbg/query"
 	"streamdbg/savepoint"
 	"streamdbg/savepoint/diff"
+	"streamdbg/savepoint/flink"
 	"streamdbg/savepoint/modify"
 )
 
@@ -38,11 +39,7 @@ func (m *modifyCmd) Run(e *env) error {
 	case text == "":
 		return usageError{errors.New("modify: which statements? (an argument or -f FILE)")}
 	}
-	src, err := savepoint.Open(vfs.Default, m.Src)
-	if err != nil {
-		return err
-	}
-	plan, err := modify.Compile(src, text)
+	plan, err := m.compile(text)
 	if err != nil {
 		var qe *query.Error
 		if errors.As(err, &qe) {
@@ -60,19 +57,23 @@ func (m *modifyCmd) Run(e *env) error {
 		}
 		defer os.RemoveAll(tmp)
 		dst := filepath.Join(tmp, "sp")
-		if err := plan.Write(vfs.Default, dst); err != nil {
+		if err := plan.write(dst); err != nil {
 			return err
 		}
-		after, err := savepoint.Open(vfs.Default, dst)
+		before, err := openCatalog(m.Src)
+		if err != nil {
+			return err
+		}
+		after, err := openCatalog(dst)
 		if err != nil {
 			return err
 		}
 		for _, s := range plan.Statements() {
 			fmt.Fprintln(e.stderr, "would run:", s)
 		}
-		return printDiff(context.Background(), e, src, after, diff.Options{NameA: m.Src, NameB: "(modified)"}, m.Format, false)
+		return printDiff(context.Background(), e, before, after, diff.Options{NameA: m.Src, NameB: "(modified)"}, m.Format, false)
 	}
-	if err := plan.Write(vfs.Default, m.Dst); err != nil {
+	if err := plan.write(m.Dst); err != nil {
 		return err
 	}
 	for _, s := range plan.Statements() {
@@ -80,4 +81,33 @@ func (m *modifyCmd) Run(e *env) error {
 	}
 	e.log.Info("savepoint written", "dir", m.Dst)
 	return nil
+}
+
+// modifyPlan is a checked script against our savepoint or Flink's.
+type modifyPlan struct {
+	write      func(dst string) error
+	Statements func() []string
+}
+
+func (m *modifyCmd) compile(text string) (*modifyPlan, error) {
+	if flink.IsFlink(m.Src) {
+		sp, err := flink.Open(m.Src)
+		if err != nil {
+			return nil, err
+		}
+		p, err := modify.CompileFlink(sp, text)
+		if err != nil {
+			return nil, err
+		}
+		return &modifyPlan{write: p.Write, Statements: p.Statements}, nil
+	}
+	src, err := savepoint.Open(vfs.Default, m.Src)
+	if err != nil {
+		return nil, err
+	}
+	p, err := modify.Compile(src, text)
+	if err != nil {
+		return nil, err
+	}
+	return &modifyPlan{write: func(dst string) error { return p.Write(vfs.Default, dst) }, Statements: p.Statements}, nil
 }

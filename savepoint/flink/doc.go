@@ -16,7 +16,10 @@
 // Changelog state and the in-flight data of unaligned checkpoints are
 // listed on OperatorInfo.Unsupported, not read.
 //
-// It must never write anything, never follow a path out of the savepoint
+// It must never write into a savepoint (the one writer, Rewrite in
+// rewrite.go, writes a changed copy of a canonical savepoint into a new
+// directory: changed key groups encoded again with the state's own
+// serializers, every other byte copied), never follow a path out of the savepoint
 // directory (for the shared files of an incremental checkpoint: out of the
 // checkpoint's parent directory), and never import a streamdbg package
 // other than state and its own rocksdb subpackage.

@@ -86,13 +86,19 @@ type streamHandle struct {
 	path   string // resolved path inside the savepoint dir, "" when unresolved
 	size   int64
 	err    error // why path is empty
+	// sizeAt is where the size is stored in _metadata (a big-endian int64),
+	// for a rewrite to patch (rewrite.go); -1 when not stored there.
+	sizeAt int64
 }
 
 type keyGroupsHandle struct {
 	kind    byte // 3, 7 or 12
 	first   int
 	offsets []int64 // offsets[i] is the offset of key group first+i
-	stream  *streamHandle
+	// offsetsAt is where offsets[0] is stored in _metadata, for a rewrite
+	// to patch (rewrite.go).
+	offsetsAt int64
+	stream    *streamHandle
 	// native is set for RocksDB native state (types 5 and 11): stream is
 	// then its meta-data handle (see native.go).
 	native *nativeHandle
@@ -245,13 +251,15 @@ func parseStreamHandle(d *decoder, depth int) *streamHandle {
 	case handleByteStream:
 		name := d.utf()
 		n := d.count("inline byte", 1)
-		return &streamHandle{kind: t, name: name, inline: d.take(n), size: int64(n)}
+		return &streamHandle{kind: t, name: name, inline: d.take(n), size: int64(n), sizeAt: -1}
 	case handleFile:
+		at := d.pos()
 		size := d.i64()
-		return &streamHandle{kind: t, size: size, name: d.utf()}
+		return &streamHandle{kind: t, size: size, name: d.utf(), sizeAt: at}
 	case handleRelativeFile:
 		name := d.utf()
-		return &streamHandle{kind: t, name: name, size: d.i64()}
+		at := d.pos()
+		return &streamHandle{kind: t, name: name, size: d.i64(), sizeAt: at}
 	case handleKeyGroups:
 		// A key-groups handle used as a plain stream: its delegate holds
 		// the bytes.
@@ -326,6 +334,7 @@ func parseKeyedHandle(d *decoder, op *operatorMeta, depth int) (*keyGroupsHandle
 			d.fail("key groups %d+%d out of range", h.first, n)
 		}
 		h.offsets = make([]int64, 0, n)
+		h.offsetsAt = d.pos()
 		for range n {
 			h.offsets = append(h.offsets, d.i64())
 		}

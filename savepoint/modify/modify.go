@@ -93,14 +93,17 @@ func (p *Plan) resolve(ref *query.TableRef) (*savepoint.OperatorMeta, state.Stat
 	meta := p.src.Meta()
 	name := ref.Operator()
 	var op *savepoint.OperatorMeta
-	var opNames []string
+	var opNames, ids []string
 	for i := range meta.Operators {
 		o := &meta.Operators[i]
 		opNames = append(opNames, o.Name)
 		if o.Name == name || o.UID == name || o.ID == name {
 			op = o
-			break
+			ids = append(ids, o.ID)
 		}
+	}
+	if len(ids) > 1 {
+		return nil, state.StateMeta{}, query.ErrorAt(ref.Pos, fmt.Sprintf("%d operators are named %q", len(ids), name), "name one by its id: "+strings.Join(ids, ", "))
 	}
 	if op == nil {
 		return nil, state.StateMeta{}, query.ErrorAt(ref.Pos, fmt.Sprintf("unknown operator %q", name), hintOr(query.DidYouMean(name, opNames), "operators: "+strings.Join(opNames, ", ")))
