@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"fmt"
+
 	"streamdbg/state"
 )
 
@@ -254,20 +256,79 @@ func (t *tracedTable) MapDelete(ns, uk []byte) error {
 	return nil
 }
 
+// Clear records the clear of a namespace that held something, with what it
+// held.
 func (t *tracedTable) Clear(ns []byte) error {
+	old, had, err := t.contents(ns)
+	if err != nil {
+		return err
+	}
 	if err := t.Table.Clear(ns); err != nil {
 		return err
 	}
-	t.record(ns, nil, nil, false, nil, true)
+	if had {
+		t.record(ns, nil, old, true, nil, true)
+	}
 	return nil
 }
 
+// MergeNamespaces records the target's merged value (with what it held
+// before) and each source namespace that held something as cleared.
 func (t *tracedTable) MergeNamespaces(target []byte, sources [][]byte) error {
+	old, hadOld, err := t.contents(target)
+	if err != nil {
+		return err
+	}
+	type source struct {
+		ns  []byte
+		old any
+	}
+	var held []source
+	for _, ns := range sources {
+		v, ok, err := t.contents(ns)
+		if err != nil {
+			return err
+		}
+		if ok {
+			held = append(held, source{ns, v})
+		}
+	}
 	if err := t.Table.MergeNamespaces(target, sources); err != nil {
 		return err
 	}
-	t.record(target, nil, nil, false, nil, false)
+	nw, has, err := t.contents(target)
+	if err != nil {
+		return err
+	}
+	t.record(target, nil, old, hadOld, nw, !has)
+	for _, s := range held {
+		t.record(s.ns, nil, s.old, true, nil, true)
+	}
 	return nil
+}
+
+// contents reads everything under ns, whatever the kind of state.
+func (t *tracedTable) contents(ns []byte) (any, bool, error) {
+	d := t.Table.Desc()
+	switch d.Meta.Kind {
+	case state.KindList:
+		vs, err := t.Table.ListGet(ns)
+		return vs, len(vs) > 0, err
+	case state.KindMap:
+		m := map[string]any{}
+		err := t.Table.MapRange(ns, func(uk []byte, v any) bool {
+			k := state.Hex(uk).String()
+			if d.UserKey != nil {
+				if dv, err := d.UserKey.Display(uk); err == nil {
+					k = fmt.Sprint(dv)
+				}
+			}
+			m[k] = v
+			return true
+		})
+		return m, len(m) > 0, err
+	}
+	return t.Table.Get(ns)
 }
 
 // TakeTrace returns the events recorded since the last call (nil when

@@ -269,8 +269,15 @@ type Window struct {
 	Start, End int64
 }
 
-// MaxTimestamp is the last millisecond that belongs to the window.
-func (w Window) MaxTimestamp() int64 { return w.End - 1 }
+// MaxTimestamp is the last millisecond that belongs to the window. The
+// global window's is MaxInt64, as Flink's GlobalWindow.maxTimestamp: a
+// timer at it fires with the final watermark, not a millisecond before.
+func (w Window) MaxTimestamp() int64 {
+	if w.Start == math.MinInt64 && w.End == math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return w.End - 1
+}
 
 // Intersects is Flink's TimeWindow.intersects: windows that touch merge.
 func (w Window) Intersects(o Window) bool { return w.Start <= o.End && w.End >= o.Start }

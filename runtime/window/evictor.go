@@ -149,3 +149,47 @@ func (c timestampedCodec[T]) Display(b []byte) (any, error) {
 	}
 	return out, nil
 }
+
+// DeltaEvictor evicts the elements whose delta to the window's last
+// element is at least Threshold (Flink's DeltaEvictor).
+type DeltaEvictor struct {
+	Threshold float64
+	// Delta measures how far old is from new (the last element).
+	Delta func(old, new any) float64
+	After bool
+}
+
+// Delta is Flink's DeltaEvictor.of(threshold, deltaFunction).
+func Delta[T any](threshold float64, delta func(old, new T) float64) DeltaEvictor {
+	return DeltaEvictor{Threshold: threshold, Delta: func(o, n any) float64 { return delta(o.(T), n.(T)) }}
+}
+
+func (e DeltaEvictor) evict(elems []Element) []Element {
+	if len(elems) == 0 {
+		return elems
+	}
+	last := elems[len(elems)-1].Value
+	out := elems[:0:0]
+	for _, el := range elems {
+		if e.Delta(el.Value, last) < e.Threshold {
+			out = append(out, el)
+		}
+	}
+	return out
+}
+
+func (e DeltaEvictor) EvictBefore(elems []Element, _ Window) []Element {
+	if e.After {
+		return elems
+	}
+	return e.evict(elems)
+}
+
+func (e DeltaEvictor) EvictAfter(elems []Element, _ Window) []Element {
+	if !e.After {
+		return elems
+	}
+	return e.evict(elems)
+}
+
+func (e DeltaEvictor) String() string { return fmt.Sprintf("DeltaEvictor(%v)", e.Threshold) }

@@ -37,11 +37,12 @@ type config struct {
 // kept and how the window function sees them.
 type windowFunc interface {
 	desc() state.StateDesc
-	// add reports whether the window had contents before.
-	add(t state.Table, ns []byte, r runtime.Record) (bool, error)
+	add(t state.Table, ns []byte, r runtime.Record) error
 	// fire runs the window function on the contents under ns; it reports
 	// false when there are none.
 	fire(o *operator, w Window, t state.Table, ns []byte) (bool, error)
+	// clear lets the window function drop its per-window state of w.
+	clear(o *operator, w Window) error
 	open(ctx *runtime.OperatorContext) error
 	close() error
 }
@@ -49,8 +50,9 @@ type windowFunc interface {
 // operator is Flink's WindowOperator (and EvictingWindowOperator when an
 // evictor is set) for one subtask.
 type operator struct {
-	cfg config
-	fn  windowFunc
+	cfg      config
+	fn       windowFunc
+	assigner Assigner // this subtask's (stagger offsets are per subtask)
 
 	oc       *runtime.OperatorContext
 	contents state.Table
@@ -63,6 +65,10 @@ var _ runtime.TimerOperator = (*operator)(nil)
 
 func (o *operator) Open(ctx *runtime.OperatorContext) error {
 	o.oc = ctx
+	o.assigner = o.cfg.assigner
+	if fs, ok := o.assigner.(forSubtask); ok {
+		o.assigner = fs.forSubtask(subtaskSeed(ctx.OperatorUID(), ctx.SubtaskIndex()))
+	}
 	o.tctx = triggerCtx{o: o, tables: map[string]state.Table{}}
 	d := o.fn.desc()
 	d.Namespace = windowNS
@@ -81,6 +87,9 @@ func (o *operator) Open(ctx *runtime.OperatorContext) error {
 
 func (o *operator) Close() error { return o.fn.close() }
 
+// CurrentProcessingTime makes the operator the assigner's context.
+func (o *operator) CurrentProcessingTime() int64 { return o.oc.ProcessingTime() }
+
 func (o *operator) ns(w Window) []byte {
 	o.nsBuf = state.WindowCodec.Append(o.nsBuf[:0], w)
 	return o.nsBuf
@@ -89,32 +98,43 @@ func (o *operator) ns(w Window) []byte {
 func encode(w Window) []byte { return state.WindowCodec.Append(make([]byte, 0, 16), w) }
 
 func (o *operator) ProcessElement(ctx *runtime.OperatorContext, r runtime.Record) error {
-	eventTime := o.cfg.assigner.EventTime()
+	eventTime := o.assigner.EventTime()
 	if eventTime && !r.HasTimestamp {
 		return fmt.Errorf("window operator %q: record without a timestamp: event-time windows need a watermark strategy that assigns timestamps", ctx.OperatorName())
 	}
-	windows := o.cfg.assigner.AssignWindows(r.Timestamp, ctx.ProcessingTime())
+	windows, err := o.assigner.AssignWindows(r.Value, r.Timestamp, o)
+	if err != nil {
+		return fmt.Errorf("window operator %q: %s: %w", ctx.OperatorName(), o.assigner, err)
+	}
 	skipped := true
 	if o.cfg.merging != nil {
-		set, err := o.loadSet()
+		set, err := NewMergingWindowSet(o.cfg.merging, o.set)
 		if err != nil {
-			return err
+			return fmt.Errorf("window operator %q: %w", ctx.OperatorName(), err)
 		}
 		for _, w := range windows {
-			actual, err := o.addWindow(set, w)
+			// Adding the window may merge it: the element then belongs to
+			// the merged window.
+			actual, err := set.AddWindow(w, o.merge)
 			if err != nil {
 				return err
 			}
 			if o.isWindowLate(actual) {
-				delete(set.m, actual)
+				if err := set.RetireWindow(actual); err != nil {
+					return err
+				}
 				continue
 			}
 			skipped = false
-			if err := o.onElement(actual, set.m[actual], r); err != nil {
+			sw, ok := set.StateWindow(actual)
+			if !ok {
+				return fmt.Errorf("window operator %q: window %s is not in flight", ctx.OperatorName(), actual)
+			}
+			if err := o.onElement(actual, sw, r); err != nil {
 				return err
 			}
 		}
-		if err := o.persist(set); err != nil {
+		if err := set.Persist(); err != nil {
 			return err
 		}
 	} else {
@@ -129,15 +149,15 @@ func (o *operator) ProcessElement(ctx *runtime.OperatorContext, r runtime.Record
 		}
 	}
 	if skipped && o.isElementLate(r) {
+		to := "dropped"
 		if o.cfg.hasLate {
-			if ctx.Tracing() {
-				ctx.Trace("late record", "timestamp", state.MillisValue(r.Timestamp), "watermark", state.MillisValue(ctx.Watermark()), "to", "side output "+o.cfg.lateTag)
-			}
+			to = "side output " + o.cfg.lateTag
+		}
+		if ctx.Tracing() {
+			ctx.Trace("late record", "timestamp", state.MillisValue(r.Timestamp), "watermark", state.MillisValue(ctx.Watermark()), "to", to)
+		}
+		if o.cfg.hasLate {
 			ctx.EmitSide(o.cfg.lateTag, r.Value)
-		} else {
-			if ctx.Tracing() {
-				ctx.Trace("late record", "timestamp", state.MillisValue(r.Timestamp), "watermark", state.MillisValue(ctx.Watermark()), "to", "dropped")
-			}
 		}
 	}
 	return nil
@@ -149,41 +169,33 @@ func (o *operator) onElement(w, stateWindow Window, r runtime.Record) error {
 	if o.oc.Tracing() {
 		o.oc.Trace("window assigned", "window", w)
 	}
-	ns := o.ns(stateWindow)
-	had, err := o.fn.add(o.contents, ns, r)
-	if err != nil {
+	if err := o.fn.add(o.contents, o.ns(stateWindow), r); err != nil {
 		return err
 	}
 	res, err := o.cfg.trigger.OnElement(o.tctx.at(w), r.Value, r.Timestamp, w)
 	if err != nil {
 		return err
 	}
-	if err := o.act(res, w, stateWindow); err != nil {
-		return err
-	}
-	// INVARIANT: without merging, a window with contents has its cleanup
-	// timer (set with its first element; only its firing or a merge
-	// removes it), so registering it again would only be deduplicated.
-	if had && o.cfg.merging == nil {
-		return nil
-	}
-	return o.registerCleanupTimer(w)
-}
-
-// act fires and purges as the trigger said.
-func (o *operator) act(res TriggerResult, w, stateWindow Window) error {
 	if res.IsFire() {
-		if _, err := o.fn.fire(o, w, o.contents, o.ns(stateWindow)); err != nil {
+		fired, err := o.fn.fire(o, w, o.contents, o.ns(stateWindow))
+		if err != nil || !fired {
+			// No contents to fire (Flink moves on to the next window).
 			return err
 		}
 	}
 	if res.IsPurge() {
-		if o.oc.Tracing() {
-			o.oc.Trace("window purged", "window", w, "by", "trigger")
+		if err := o.purge(w, stateWindow, "trigger"); err != nil {
+			return err
 		}
-		return o.contents.Clear(o.ns(stateWindow))
 	}
-	return nil
+	return o.registerCleanupTimer(w)
+}
+
+func (o *operator) purge(w, stateWindow Window, by string) error {
+	if o.oc.Tracing() {
+		o.oc.Trace("window purged", "window", w, "by", by)
+	}
+	return o.contents.Clear(o.ns(stateWindow))
 }
 
 // traceFired is called by window functions just before they run.
@@ -201,12 +213,12 @@ func (o *operator) OnTimer(ctx *runtime.OperatorContext, t state.Timer, d runtim
 		return fmt.Errorf("window operator %q: timer namespace: %w", ctx.OperatorName(), err)
 	}
 	stateWindow := w
-	var set *mergingSet
+	var set *MergingWindowSet
 	if o.cfg.merging != nil {
-		if set, err = o.loadSet(); err != nil {
-			return err
+		if set, err = NewMergingWindowSet(o.cfg.merging, o.set); err != nil {
+			return fmt.Errorf("window operator %q: %w", ctx.OperatorName(), err)
 		}
-		sw, ok := set.m[w]
+		sw, ok := set.StateWindow(w)
 		if !ok {
 			// A timer of a window merged away whose trigger did not delete
 			// it: its state is already gone (as Flink).
@@ -224,47 +236,51 @@ func (o *operator) OnTimer(ctx *runtime.OperatorContext, t state.Timer, d runtim
 	if err != nil {
 		return err
 	}
-	if err := o.act(res, w, stateWindow); err != nil {
-		return err
+	if res.IsFire() {
+		if _, err := o.fn.fire(o, w, o.contents, o.ns(stateWindow)); err != nil {
+			return err
+		}
+	}
+	if res.IsPurge() {
+		if err := o.purge(w, stateWindow, "trigger"); err != nil {
+			return err
+		}
 	}
 	eventTimer := d == runtime.EventTime
-	if eventTimer == o.cfg.assigner.EventTime() && t.Timestamp == o.cleanupTime(w) {
+	if eventTimer == o.assigner.EventTime() && t.Timestamp == o.cleanupTime(w) {
 		if err := o.clearAll(w, stateWindow, set); err != nil {
 			return err
 		}
 	}
 	if set != nil {
-		return o.persist(set)
+		return set.Persist()
 	}
 	return nil
 }
 
-// clearAll drops a window at its cleanup time: contents, trigger state and
-// its place in the merging set.
-func (o *operator) clearAll(w, stateWindow Window, set *mergingSet) error {
-	if o.oc.Tracing() {
-		o.oc.Trace("window purged", "window", w, "by", "cleanup")
-	}
-	if err := o.contents.Clear(o.ns(stateWindow)); err != nil {
+// clearAll drops a window at its cleanup time: contents, trigger state,
+// the window function's per-window state and its place in the merging set.
+func (o *operator) clearAll(w, stateWindow Window, set *MergingWindowSet) error {
+	if err := o.purge(w, stateWindow, "cleanup"); err != nil {
 		return err
 	}
 	if err := o.cfg.trigger.Clear(o.tctx.at(w), w); err != nil {
 		return err
 	}
+	if err := o.fn.clear(o, w); err != nil {
+		return err
+	}
 	if set != nil {
-		delete(set.m, w)
+		return set.RetireWindow(w)
 	}
 	return nil
 }
 
 // cleanupTime is when a window's state goes: the end of its allowed
-// lateness in event time (MaxInt64 on overflow: never), its end in
-// processing time. The global window is never cleaned up.
+// lateness in event time (MaxInt64 on overflow: never), its max timestamp
+// in processing time (MaxInt64 for the global window: never).
 func (o *operator) cleanupTime(w Window) int64 {
-	if w == GlobalWindow {
-		return math.MaxInt64
-	}
-	if o.cfg.assigner.EventTime() {
+	if o.assigner.EventTime() {
 		c := w.MaxTimestamp() + o.cfg.lateness
 		if c < w.MaxTimestamp() {
 			return math.MaxInt64
@@ -275,7 +291,7 @@ func (o *operator) cleanupTime(w Window) int64 {
 }
 
 func (o *operator) cleanupDomain() runtime.TimeDomain {
-	if o.cfg.assigner.EventTime() {
+	if o.assigner.EventTime() {
 		return runtime.EventTime
 	}
 	return runtime.ProcessingTime
@@ -284,7 +300,7 @@ func (o *operator) cleanupDomain() runtime.TimeDomain {
 func (o *operator) registerCleanupTimer(w Window) error {
 	c := o.cleanupTime(w)
 	if c == math.MaxInt64 {
-		return nil
+		return nil // no timer for the end of time
 	}
 	return o.oc.RegisterTimer(o.cleanupDomain(), c, o.ns(w))
 }
@@ -300,11 +316,13 @@ func (o *operator) deleteCleanupTimer(w Window) error {
 // isWindowLate is Flink's: an event-time window whose cleanup time the
 // watermark reached takes no more elements.
 func (o *operator) isWindowLate(w Window) bool {
-	return o.cfg.assigner.EventTime() && o.cleanupTime(w) <= o.oc.Watermark()
+	return o.assigner.EventTime() && o.cleanupTime(w) <= o.oc.Watermark()
 }
 
+// isElementLate is Flink's, except that a timestamp + lateness beyond
+// MaxInt64 is never late (Flink's sum wraps around).
 func (o *operator) isElementLate(r runtime.Record) bool {
-	if !o.cfg.assigner.EventTime() {
+	if !o.assigner.EventTime() {
 		return false
 	}
 	t := r.Timestamp + o.cfg.lateness
@@ -314,118 +332,19 @@ func (o *operator) isElementLate(r runtime.Record) bool {
 	return t <= o.oc.Watermark()
 }
 
-// mergingSet is Flink's MergingWindowSet for the current key: each window
-// maps to the window whose namespace holds its contents, so merging moves
-// no state until namespaces merge.
-type mergingSet struct {
-	m       map[Window]Window
-	initial map[Window]Window
-}
-
-func (o *operator) loadSet() (*mergingSet, error) {
-	s := &mergingSet{m: map[Window]Window{}, initial: map[Window]Window{}}
-	var derr error
-	err := o.set.MapRange(nil, func(uk []byte, v any) bool {
-		w, err := state.WindowCodec.Decode(uk)
-		if err != nil {
-			derr = err
-			return false
-		}
-		s.m[w], s.initial[w] = v.(Window), v.(Window)
-		return true
-	})
-	if err == nil {
-		err = derr
-	}
-	if err != nil {
-		return nil, fmt.Errorf("window operator %q: state %s: %w", o.oc.OperatorName(), MergingSetState, err)
-	}
-	return s, nil
-}
-
-func sortedWindows(m map[Window]Window) []Window {
-	ws := make([]Window, 0, len(m))
-	for w := range m {
-		ws = append(ws, w)
-	}
-	slices.SortFunc(ws, func(a, b Window) int {
-		if a.Start != b.Start {
-			return cmpInt(a.Start, b.Start)
-		}
-		return cmpInt(a.End, b.End)
-	})
-	return ws
-}
-
-// persist writes what changed in the set since it was loaded.
-func (o *operator) persist(s *mergingSet) error {
-	for _, w := range sortedWindows(s.initial) {
-		if _, ok := s.m[w]; !ok {
-			if err := o.set.MapDelete(nil, encode(w)); err != nil {
-				return err
-			}
-		}
-	}
-	for _, w := range sortedWindows(s.m) {
-		if old, ok := s.initial[w]; !ok || old != s.m[w] {
-			if err := o.set.MapPut(nil, encode(w), s.m[w]); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// addWindow is MergingWindowSet.addWindow: the new window merges with
-// every window it intersects; the result takes the state window of one of
-// them and the others' state merges into it. It returns the window the
-// element belongs to.
-func (o *operator) addWindow(s *mergingSet, nw Window) (Window, error) {
-	ws := append(sortedWindows(s.m), nw)
-	merges := o.cfg.merging.MergeWindows(ws)
-	result, mergedNew := nw, false
-	for _, mg := range merges {
-		merged := slices.Clone(mg.Merged)
-		if i := slices.Index(merged, nw); i >= 0 {
-			merged = slices.Delete(merged, i, i+1)
-			mergedNew, result = true, mg.Result
-		}
-		if len(merged) == 0 {
-			continue
-		}
-		target := s.m[merged[0]]
-		var mergedState []Window
-		for _, m := range merged {
-			if sw, ok := s.m[m]; ok {
-				delete(s.m, m)
-				mergedState = append(mergedState, sw)
-			}
-		}
-		s.m[mg.Result] = target
-		if i := slices.Index(mergedState, target); i >= 0 {
-			mergedState = slices.Delete(mergedState, i, i+1)
-		}
-		// A new window inside one existing window merges nothing.
-		if len(merged) == 1 && merged[0] == mg.Result {
-			continue
-		}
-		if err := o.mergeWindows(mg.Result, merged, target, mergedState); err != nil {
-			return Window{}, err
-		}
-	}
-	if len(merges) == 0 || (result == nw && !mergedNew) {
-		s.m[result] = result
-	}
-	return result, nil
-}
-
-// mergeWindows is the WindowOperator's merge function: the trigger moves
-// its timers and state to the result, the merged windows' cleanup timers
-// go, and their contents merge into the result's state window.
-func (o *operator) mergeWindows(result Window, merged []Window, target Window, mergedState []Window) error {
-	if o.cfg.assigner.EventTime() && o.cleanupTime(result) <= o.oc.Watermark() {
-		return fmt.Errorf("window operator %q: merging into %s would make a window end before the watermark %s",
+// merge is the WindowOperator's merge function: a merge may not end a
+// window before event or processing time already passed it; the trigger
+// moves its timers and state to the result, the merged windows' trigger
+// state and cleanup timers go, and their contents fold into the result's
+// state window.
+func (o *operator) merge(result Window, merged []Window, stateWindow Window, mergedState []Window) error {
+	if o.assigner.EventTime() && o.cleanupTime(result) <= o.oc.Watermark() {
+		return fmt.Errorf("window operator %q: merging into %s would make a window end before the watermark %s (the end timestamp of an event-time window cannot become earlier than the watermark by merging)",
 			o.oc.OperatorName(), result, state.FormatMillis(o.oc.Watermark()))
+	}
+	if !o.assigner.EventTime() && result.MaxTimestamp() <= o.oc.ProcessingTime() {
+		return fmt.Errorf("window operator %q: merging into %s would make a window end before the processing time %s",
+			o.oc.OperatorName(), result, state.FormatMillis(o.oc.ProcessingTime()))
 	}
 	if o.oc.Tracing() {
 		o.oc.Trace("windows merged", "into", result, "merged", slices.Clone(merged))
@@ -452,7 +371,7 @@ func (o *operator) mergeWindows(result Window, merged []Window, target Window, m
 	for i, m := range mergedState {
 		sources[i] = encode(m)
 	}
-	return o.contents.MergeNamespaces(encode(target), sources)
+	return o.contents.MergeNamespaces(encode(stateWindow), sources)
 }
 
 // triggerCtx is the TriggerContext and MergeContext of the current key

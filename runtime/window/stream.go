@@ -65,6 +65,9 @@ func (ws *WindowedStream[K, T]) AllowedLateness(d time.Duration) *WindowedStream
 // SideOutputLateData sends elements too late for all their windows to the
 // side output tag instead of dropping them.
 func (ws *WindowedStream[K, T]) SideOutputLateData(tag runtime.OutputTag[T]) *WindowedStream[K, T] {
+	if tag.ID == "" {
+		ws.errs = append(ws.errs, errors.New("the late data output tag has no name"))
+	}
 	ws.cfg.lateTag, ws.cfg.hasLate = tag.ID, true
 	return ws
 }
@@ -80,6 +83,24 @@ func (ws *WindowedStream[K, T]) ElementCodec(c state.Codec[T]) *WindowedStream[K
 type Context[OUT any] struct {
 	op *runtime.OperatorContext
 	w  Window
+}
+
+// WindowState declares keyed state of the current key for this window only
+// (Flink's ProcessWindowFunction.Context.windowState): bind descriptors to
+// it, e.g. state.Value("fires", state.Int64).Bind(ctx.WindowState()). Drop
+// it in Clear (WindowClearer) when the window is cleaned up.
+func (c *Context[OUT]) WindowState() state.Registry {
+	return windowRegistry{oc: c.op, ns: encode(c.w)}
+}
+
+// GlobalState declares keyed state of the current key shared by all its
+// windows (Flink's Context.globalState).
+func (c *Context[OUT]) GlobalState() state.Registry { return c.op }
+
+// WindowClearer is a ProcessWindowFunction with per-window state: Clear is
+// called when a window is cleaned up (Flink's ProcessWindowFunction.clear).
+type WindowClearer[OUT any] interface {
+	Clear(ctx *Context[OUT]) error
 }
 
 // Window is the window that fired.
@@ -134,15 +155,15 @@ func Reduce[K, T any](ws *WindowedStream[K, T], name string, reduce func(a, b T)
 func ReduceProcess[K, T, OUT any](ws *WindowedStream[K, T], name string, reduce func(a, b T) T, pf ProcessWindowFunction[K, T, OUT], opts ...runtime.Option) *runtime.Stream[OUT] {
 	c := contents[T, T]{
 		desc: state.Reducing(ContentsState, ws.codec, reduce).Desc(),
-		add: func(t state.Table, ns []byte, v T) (bool, error) {
+		add: func(t state.Table, ns []byte, v T) error {
 			old, ok, err := t.Get(ns)
 			if err != nil {
-				return false, err
+				return err
 			}
 			if ok {
 				v = reduce(old.(T), v)
 			}
-			return ok, t.Put(ns, v)
+			return t.Put(ns, v)
 		},
 		get: func(t state.Table, ns []byte) ([]T, bool, error) {
 			v, ok, err := t.Get(ns)
@@ -176,16 +197,16 @@ func Aggregate[K, T, ACC, V any](ws *WindowedStream[K, T], name string, f state.
 func AggregateProcess[K, T, ACC, V, OUT any](ws *WindowedStream[K, T], name string, f state.AggregateFunction[T, ACC, V], acc state.Codec[ACC], pf ProcessWindowFunction[K, V, OUT], opts ...runtime.Option) *runtime.Stream[OUT] {
 	c := contents[T, V]{
 		desc: state.Aggregating(ContentsState, acc, f).Desc(),
-		add: func(t state.Table, ns []byte, v T) (bool, error) {
+		add: func(t state.Table, ns []byte, v T) error {
 			old, ok, err := t.Get(ns)
 			if err != nil {
-				return false, err
+				return err
 			}
 			a := f.CreateAccumulator()
 			if ok {
 				a = old.(ACC)
 			}
-			return ok, t.Put(ns, f.Add(v, a))
+			return t.Put(ns, f.Add(v, a))
 		},
 		get: func(t state.Table, ns []byte) ([]V, bool, error) {
 			v, ok, err := t.Get(ns)
@@ -210,7 +231,7 @@ func AggregateProcess[K, T, ACC, V, OUT any](ws *WindowedStream[K, T], name stri
 func Process[K, T, OUT any](ws *WindowedStream[K, T], name string, pf ProcessWindowFunction[K, T, OUT], opts ...runtime.Option) *runtime.Stream[OUT] {
 	c := contents[T, T]{
 		desc: state.List(ContentsState, ws.codec).Desc(),
-		add:  func(t state.Table, ns []byte, v T) (bool, error) { return false, t.ListAppend(ns, v) },
+		add:  func(t state.Table, ns []byte, v T) error { return t.ListAppend(ns, v) },
 		get: func(t state.Table, ns []byte) ([]T, bool, error) {
 			vs, err := t.ListGet(ns)
 			if len(vs) == 0 || err != nil {
@@ -229,11 +250,10 @@ func Process[K, T, OUT any](ws *WindowedStream[K, T], name string, pf ProcessWin
 
 // contents is how a window function keeps elements of type T and what it
 // passes on (V): without an evictor desc/add/get, with one a list of
-// timestamped elements folded at firing time. add reports whether the
-// window had contents before (false when it cannot tell cheaply).
+// timestamped elements folded at firing time.
 type contents[T, V any] struct {
 	desc state.StateDesc
-	add  func(t state.Table, ns []byte, v T) (bool, error)
+	add  func(t state.Table, ns []byte, v T) error
 	get  func(t state.Table, ns []byte) ([]V, bool, error)
 	fold func(es []T) []V
 }
@@ -277,15 +297,24 @@ func (f *typedFunc[K, T, V, OUT]) desc() state.StateDesc {
 	return f.c.desc
 }
 
-func (f *typedFunc[K, T, V, OUT]) add(t state.Table, ns []byte, r runtime.Record) (bool, error) {
+func (f *typedFunc[K, T, V, OUT]) add(t state.Table, ns []byte, r runtime.Record) error {
 	v, ok := r.Value.(T)
 	if !ok {
-		return false, fmt.Errorf("window input: got %T", r.Value)
+		return fmt.Errorf("window input: got %T", r.Value)
 	}
 	if f.evicting {
-		return false, t.ListAppend(ns, Timestamped[T]{Value: v, Timestamp: r.Timestamp, HasTS: r.HasTimestamp})
+		return t.ListAppend(ns, Timestamped[T]{Value: v, Timestamp: r.Timestamp, HasTS: r.HasTimestamp})
 	}
 	return f.c.add(t, ns, v)
+}
+
+func (f *typedFunc[K, T, V, OUT]) clear(o *operator, w Window) error {
+	c, ok := f.pf.(WindowClearer[OUT])
+	if !ok {
+		return nil
+	}
+	f.ctx = Context[OUT]{op: o.oc, w: w}
+	return c.Clear(&f.ctx)
 }
 
 func (f *typedFunc[K, T, V, OUT]) fire(o *operator, w Window, t state.Table, ns []byte) (bool, error) {

@@ -2,6 +2,7 @@ package window
 
 import (
 	"fmt"
+	"time"
 
 	"streamdbg/state"
 )
@@ -237,3 +238,136 @@ func (Never) CanMerge() bool                     { return true }
 func (Never) OnMerge(MergeContext, Window) error { return nil }
 func (Never) Clear(TriggerContext, Window) error { return nil }
 func (Never) String() string                     { return "NeverTrigger()" }
+
+// ContinuousEventTimeTrigger fires a window every Interval of event time
+// (at multiples of Interval since the epoch) and once more at its end; it
+// keeps the next firing time in reducing state "fire-time" (merged as the
+// minimum), as Flink's ContinuousEventTimeTrigger.
+type ContinuousEventTimeTrigger struct{ Interval time.Duration }
+
+// ContinuousEventTime is Flink's ContinuousEventTimeTrigger.of(interval).
+func ContinuousEventTime(interval time.Duration) ContinuousEventTimeTrigger {
+	return ContinuousEventTimeTrigger{Interval: interval}
+}
+
+var fireTimeDesc = state.Reducing("fire-time", state.Int64, func(a, b int64) int64 { return min(a, b) }).Desc()
+
+func fireTime(ctx TriggerContext) (*state.ReducingState[int64], error) {
+	tab, err := ctx.State(fireTimeDesc)
+	if err != nil {
+		return nil, err
+	}
+	s := state.NewReducingState(tab, func(a, b int64) int64 { return min(a, b) })
+	s.SetNamespace(ctx.Namespace())
+	return s, nil
+}
+
+func (t ContinuousEventTimeTrigger) OnElement(ctx TriggerContext, _ any, ts int64, w Window) (TriggerResult, error) {
+	if w.MaxTimestamp() <= ctx.CurrentWatermark() {
+		return Fire, nil // the watermark is past the window: fire at once
+	}
+	if err := ctx.RegisterEventTimeTimer(w.MaxTimestamp()); err != nil {
+		return Continue, err
+	}
+	ft, err := fireTime(ctx)
+	if err != nil {
+		return Continue, err
+	}
+	if _, ok, err := ft.Get(); err != nil || ok {
+		return Continue, err
+	}
+	interval := t.Interval.Milliseconds()
+	return Continue, t.next(ctx, ft, ts-ts%interval, w)
+}
+
+// next sets the firing after time: one interval later, at most the
+// window's end.
+func (t ContinuousEventTimeTrigger) next(ctx TriggerContext, ft *state.ReducingState[int64], after int64, w Window) error {
+	at := min(after+t.Interval.Milliseconds(), w.MaxTimestamp())
+	if err := ft.Add(at); err != nil {
+		return err
+	}
+	return ctx.RegisterEventTimeTimer(at)
+}
+
+func (t ContinuousEventTimeTrigger) OnEventTime(ctx TriggerContext, ts int64, w Window) (TriggerResult, error) {
+	if ts == w.MaxTimestamp() {
+		return Fire, nil
+	}
+	ft, err := fireTime(ctx)
+	if err != nil {
+		return Continue, err
+	}
+	at, ok, err := ft.Get()
+	if err != nil || !ok || at != ts {
+		return Continue, err
+	}
+	if err := ft.Clear(); err != nil {
+		return Continue, err
+	}
+	return Fire, t.next(ctx, ft, ts, w)
+}
+
+func (ContinuousEventTimeTrigger) OnProcessingTime(TriggerContext, int64, Window) (TriggerResult, error) {
+	return Continue, nil
+}
+
+func (ContinuousEventTimeTrigger) CanMerge() bool { return true }
+
+func (ContinuousEventTimeTrigger) OnMerge(ctx MergeContext, _ Window) error {
+	if err := ctx.MergeState(fireTimeDesc); err != nil {
+		return err
+	}
+	ft, err := fireTime(ctx)
+	if err != nil {
+		return err
+	}
+	at, ok, err := ft.Get()
+	if err != nil || !ok {
+		return err
+	}
+	return ctx.RegisterEventTimeTimer(at)
+}
+
+func (ContinuousEventTimeTrigger) Clear(ctx TriggerContext, _ Window) error {
+	ft, err := fireTime(ctx)
+	if err != nil {
+		return err
+	}
+	at, ok, err := ft.Get()
+	if err != nil || !ok {
+		return err
+	}
+	if err := ctx.DeleteEventTimeTimer(at); err != nil {
+		return err
+	}
+	return ft.Clear()
+}
+
+func (t ContinuousEventTimeTrigger) String() string {
+	return fmt.Sprintf("ContinuousEventTimeTrigger(%d)", t.Interval.Milliseconds())
+}
+
+// EndOfStreamTrigger fires a window once, when the input ends (the final
+// watermark reaches its max timestamp): the default trigger of
+// GlobalWithEndOfStream (Flink's GlobalWindows.EndOfStreamTrigger).
+type EndOfStreamTrigger struct{}
+
+func (EndOfStreamTrigger) OnElement(ctx TriggerContext, _ any, _ int64, w Window) (TriggerResult, error) {
+	return Continue, ctx.RegisterEventTimeTimer(w.MaxTimestamp())
+}
+
+func (EndOfStreamTrigger) OnEventTime(_ TriggerContext, time int64, w Window) (TriggerResult, error) {
+	if time == w.MaxTimestamp() {
+		return Fire, nil
+	}
+	return Continue, nil
+}
+
+func (EndOfStreamTrigger) OnProcessingTime(TriggerContext, int64, Window) (TriggerResult, error) {
+	return Continue, nil
+}
+func (EndOfStreamTrigger) CanMerge() bool                     { return true }
+func (EndOfStreamTrigger) OnMerge(MergeContext, Window) error { return nil }
+func (EndOfStreamTrigger) Clear(TriggerContext, Window) error { return nil }
+func (EndOfStreamTrigger) String() string                     { return "EndOfStreamTrigger()" }

@@ -145,7 +145,10 @@ func TestAssigners(t *testing.T) {
 		{window.EventTimeSession(30 * time.Second), 7, []window.Window{{Start: 7, End: 30007}}},
 		{window.Global{}, 7, []window.Window{window.GlobalWindow}},
 	} {
-		got := tc.a.AssignWindows(tc.ts, 0)
+		got, err := tc.a.AssignWindows(nil, tc.ts, procTime(0))
+		if err != nil {
+			t.Fatal(err)
+		}
 		if len(got) != len(tc.want) {
 			t.Fatalf("%s at %d: %v, want %v", tc.a, tc.ts, got, tc.want)
 		}
@@ -164,3 +167,8 @@ func TestMergeTimeWindows(t *testing.T) {
 		t.Fatalf("got %+v", got)
 	}
 }
+
+// procTime is an assigner context at a fixed processing time.
+type procTime int64
+
+func (p procTime) CurrentProcessingTime() int64 { return int64(p) }
