@@ -355,9 +355,9 @@ func TestWindowOperatorTest(t *testing.T) {
 				}
 			})
 		},
-		"testSessionWindows":                         func(t *testing.T) { run3(t, session3, sessionWindows, sessionFn) },
-		"testSessionWindowsWithProcessFunction":      func(t *testing.T) { run3(t, session3, sessionWindows, sessionFn) },
-		"testReduceSessionWindows":                   func(t *testing.T) { run3(t, session3, reduceSessionWindows, reducedSessionFn) },
+		"testSessionWindows":                          func(t *testing.T) { run3(t, session3, sessionWindows, sessionFn) },
+		"testSessionWindowsWithProcessFunction":       func(t *testing.T) { run3(t, session3, sessionWindows, sessionFn) },
+		"testReduceSessionWindows":                    func(t *testing.T) { run3(t, session3, reduceSessionWindows, reducedSessionFn) },
 		"testReduceSessionWindowsWithProcessFunction": func(t *testing.T) { run3(t, session3, reduceSessionWindows, reducedSessionFn) },
 		"testSessionWindowsWithCountTrigger": func(t *testing.T) {
 			s := spec{assigner: window.EventTimeSession(3 * time.Second), trigger: window.Purging(window.Count(4))}
