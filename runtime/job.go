@@ -96,6 +96,8 @@ type node struct {
 	timerNamespace state.AnyCodec
 	// two describes a two-input operator (nil for one input).
 	two *twoInput
+	// inheritParallelism: the parallelism is the input's (InputParallelism).
+	inheritParallelism bool
 }
 
 func (n *node) keyed() bool {
@@ -116,6 +118,11 @@ func Parallelism(p int) Option { return func(n *node) { n.parallelism = p } }
 
 // Name renames the operator.
 func Name(name string) Option { return func(n *node) { n.name = name } }
+
+// InputParallelism gives the operator the parallelism of its (first)
+// input, so that it chains to it: what Flink does for the helper maps it
+// adds itself (a window join's tagging maps).
+func InputParallelism() Option { return func(n *node) { n.inheritParallelism = true } }
 
 func (j *Job) addNode(name string, opts []Option, newOp func() Operator, in []streamRef, part partitioner, key KeySelector, label string) *node {
 	n := j.newNode(name, opts, newOp)

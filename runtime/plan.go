@@ -99,9 +99,13 @@ func BuildPlan(j *Job, parallelism, maxParallelism int) (*Plan, error) {
 		return nil, &OptionsError{Msg: fmt.Sprintf("max parallelism %d is more than %d, the most key groups Flink (and a savepoint) allows", maxP, state.MaxKeyGroups)}
 	}
 	p := &Plan{Job: j.Name, MaxParallelism: maxP}
-	par := func(n *node) int {
+	var par func(n *node) int
+	par = func(n *node) int {
 		if n.parallelism > 0 {
 			return n.parallelism
+		}
+		if n.inheritParallelism && len(n.inputs) > 0 {
+			return par(n.inputs[0].from)
 		}
 		return def
 	}
