@@ -60,7 +60,7 @@ func collectStrings(s *runtime.Stream[string], into *[]string) {
 	}), runtime.UID("sink"))
 }
 
-func expectSorted(t *testing.T, got, want []string) {
+func expectSortedStrings(t *testing.T, got, want []string) {
 	t.Helper()
 	slices.Sort(got)
 	slices.Sort(want)
@@ -107,7 +107,7 @@ func TestCoGroupJoinITCase(t *testing.T) {
 					}), runtime.UID("co-group"))
 				collectStrings(out, &results)
 				runToEnd(t, job, backend)
-				expectSorted(t, results, []string{"F:(a,0)(a,1)(a,2) S:(a,0)(a,1)", "F:(b,3)(b,4)(b,5) S:(b,3)", "F:(a,6)(a,7)(a,8) S:", "F: S:(c,6)(c,7)(c,8)"})
+				expectSortedStrings(t, results, []string{"F:(a,0)(a,1)(a,2) S:(a,0)(a,1)", "F:(b,3)(b,4)(b,5) S:(b,3)", "F:(a,6)(a,7)(a,8) S:", "F: S:(c,6)(c,7)(c,8)"})
 			})
 			t.Run("testJoin", func(t *testing.T) {
 				job := runtime.NewJob("Join Test")
@@ -119,7 +119,7 @@ func TestCoGroupJoinITCase(t *testing.T) {
 					window.JoinFunc[tuple3, tuple3, string](joinStrings), runtime.UID("join"))
 				collectStrings(out, &results)
 				runToEnd(t, job, backend)
-				expectSorted(t, results, []string{
+				expectSortedStrings(t, results, []string{
 					"(a,x,0):(a,u,0)", "(a,x,0):(a,w,1)", "(a,y,1):(a,u,0)", "(a,y,1):(a,w,1)", "(a,z,2):(a,u,0)", "(a,z,2):(a,w,1)",
 					"(b,u,3):(b,i,3)", "(b,u,3):(b,k,5)", "(b,w,5):(b,i,3)", "(b,w,5):(b,k,5)",
 					"(a,i,6):(a,x,6)", "(a,i,6):(a,z,8)", "(a,j,7):(a,x,6)", "(a,j,7):(a,z,8)", "(a,k,8):(a,x,6)", "(a,k,8):(a,z,8)"})
@@ -132,7 +132,7 @@ func TestCoGroupJoinITCase(t *testing.T) {
 					window.JoinFunc[tuple3, tuple3, string](joinStrings), runtime.UID("join"))
 				collectStrings(out, &results)
 				runToEnd(t, job, backend)
-				expectSorted(t, results, []string{
+				expectSortedStrings(t, results, []string{
 					"(a,x,0):(a,x,0)", "(a,x,0):(a,y,1)", "(a,x,0):(a,z,2)", "(a,y,1):(a,x,0)", "(a,y,1):(a,y,1)", "(a,y,1):(a,z,2)",
 					"(a,z,2):(a,x,0)", "(a,z,2):(a,y,1)", "(a,z,2):(a,z,2)", "(b,u,3):(b,u,3)", "(b,u,3):(b,w,5)", "(b,w,5):(b,u,3)", "(b,w,5):(b,w,5)",
 					"(a,i,6):(a,i,6)", "(a,i,6):(a,j,7)", "(a,i,6):(a,k,8)", "(a,j,7):(a,i,6)", "(a,j,7):(a,j,7)", "(a,j,7):(a,k,8)",
@@ -196,7 +196,7 @@ func TestCoGroupJoinITCase(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				expectSorted(t, results, []string{"[(a,0)]:[(a,1)]", "[(b,3)]:[]", "[]:[(b,6)]"})
+				expectSortedStrings(t, results, []string{"[(a,0)]:[(a,1)]", "[(b,3)]:[]", "[]:[(b,6)]"})
 			})
 		})
 	}
@@ -239,7 +239,7 @@ func TestJoinedStreamsTest(t *testing.T) {
 				if lateness > 0 {
 					want = append(want, "(a,0):(a,0)")
 				}
-				expectSorted(t, results, want)
+				expectSortedStrings(t, results, want)
 			}
 		}
 	})
