@@ -1,5 +1,5 @@
 // Package flink reads real Apache Flink savepoints and retained checkpoints
-// (the `_metadata` file, format versions 3 to 6, and the state files it
+// (the `_metadata` file, format versions 2 to 7, and the state files it
 // points to) and presents them through state.Catalog, the same catalog as
 // streamdbg's own savepoints, so queries, `savepoint inspect` and the TUI
 // browser work on them unchanged.
@@ -7,14 +7,24 @@
 // What it reads: operators (id, name and uid where stored, parallelism, max
 // parallelism); operator list, union and broadcast state; keyed state of
 // canonical savepoints and of heap (native) checkpoints and savepoints,
-// Snappy-compressed key groups included; timers; the StateMeta of every
-// state from its serializer snapshots. Values of Flink's common serializers
-// are decoded into the shared dynamic values (see state.Hex); values of an
-// unknown serializer are shown as state.Hex, never guessed. RocksDB native
-// savepoints and incremental checkpoints (SST files, read by the
-// rocksdb subpackage; native.go) and RocksDB full snapshots are read too.
-// Changelog state and the in-flight data of unaligned checkpoints are
-// listed on OperatorInfo.Unsupported, not read.
+// Snappy-compressed key groups and operator state included; timers (and
+// the legacy timers of raw keyed state, legacytimers.go); the StateMeta of
+// every state from its serializer snapshots. Values of Flink's common
+// serializers are decoded into the shared dynamic values (see state.Hex,
+// state.Row); so are Flink SQL's: RowData and the table runtime's
+// serializers (rowdata.go, tableser.go, cep.go), whose LogicalTypes are read
+// from Java serialization streams (javaser.go, logicaltype.go). A compiled
+// SQL plan names operators and key fields (plan.go). RocksDB native
+// savepoints and incremental checkpoints (SST files, read by the rocksdb
+// subpackage; native.go) and RocksDB full snapshots are read too. What
+// cannot be read is listed: StateMeta.Status (gaps.go); the in-flight data
+// of unaligned checkpoints on OperatorInfo.Unsupported.
+//
+// Decoding a value: readSnapshot (or readVersionedSnapshot) turns a
+// serializer snapshot's bytes into a serializer; decodeWhole(s, file,
+// offset, bytes) decodes one value that must fill its bytes (a serializer's
+// decode reads one value from a decoder). serializerProblem says why a
+// serializer's values cannot be decoded.
 //
 // It must never write into a savepoint (the one writer, Rewrite in
 // rewrite.go, writes a changed copy of a canonical savepoint into a new
@@ -39,8 +49,15 @@
 //     absolute one (a savepoint moved since it was written) is looked up by
 //     its base name inside the directory.
 //   - A serializer snapshot has no length prefix, so an unknown snapshot
-//     class stops the reading of that one state file's header: the file is
-//     reported unreadable (with the class) and every other file still opens.
+//     class stops the reading of that one state file's header: the states
+//     read before it stay readable, it and the states after it are listed
+//     with a Status (the class), and every other file still opens.
+//   - No silent gaps: every state that exists is in States, readable or
+//     with a Status; scans yield no rows for a state with a Status and an
+//     error when the scan names it or its operator.
+//   - The Java serialization reader is bounded (depth, handles, lengths
+//     against the bytes left) and interprets nothing by itself
+//     (FuzzJavaSerialization, FuzzSerializerSnapshot, FuzzBinaryRow).
 //   - Iterators stop reading as soon as the consumer stops; a KeyedScan with
 //     KeyGroups reads only those key groups' sections.
 package flink
