@@ -87,6 +87,14 @@ func problemOf(s serializer, depth int) string {
 		return p(x.version, x.nodeID, x.eventID)
 	case *nodeIDSer:
 		return p(x.eventID)
+	case *nullableSer:
+		return p(x.inner)
+	case *genericArraySer:
+		return p(x.elem)
+	case *arrayDataSer:
+		return p(x.elemSer)
+	case *mapDataSer:
+		return p(x.keySer, x.valSer)
 	}
 	return ""
 }

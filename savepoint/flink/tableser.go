@@ -39,8 +39,15 @@ func init() {
 			}
 			return &streamElementSer{value: n[0]}
 		},
-		"org.apache.flink.api.common.typeutils.base.EnumSerializer$EnumSerializerSnapshot": readEnumSnapshot,
+		"org.apache.flink.api.common.typeutils.base.EnumSerializer$EnumSerializerSnapshot":          readEnumSnapshot,
+		"org.apache.flink.api.java.typeutils.runtime.kryo.KryoSerializerSnapshot":                   readKryoSnapshot,
+		"org.apache.flink.api.java.typeutils.runtime.NullableSerializer$NullableSerializerSnapshot": readNullableSnapshot,
+		"org.apache.flink.api.common.typeutils.base.GenericArraySerializerSnapshot":                 readGenericArraySnapshot,
 	}
+	// Flink 1.9 and 1.10 (the Blink planner) named RowData BaseRow and
+	// StringData BinaryString; the formats are the same.
+	snapshotReaders["org.apache.flink.table.runtime.typeutils.BaseRowSerializer$BaseRowSerializerSnapshot"] = readRowDataSnapshot
+	tableSimpleSnapshots["org.apache.flink.table.runtime.typeutils.BinaryStringSerializer$BinaryStringSerializerSnapshot"] = stringDataSer
 	for class, s := range tableSimpleSnapshots {
 		simpleSnapshots[class] = s
 	}
@@ -587,6 +594,114 @@ func readEnumSnapshot(d *decoder, _, _ int) serializer {
 		return nil
 	}
 	return e
+}
+
+// readKryoSnapshot reads KryoSerializerSnapshot: the type class, then
+// three LinkedOptionalMaps (registrations, default serializers, default
+// serializer classes) with length-framed entries. Values are Kryo's own
+// encoding of the class, which this reader does not decode; the snapshot is
+// read to its end so the states after it stay readable.
+func readKryoSnapshot(d *decoder, _, _ int) serializer {
+	class := d.utf()
+	for range 3 {
+		skipOptionalMap(d, class)
+	}
+	if d.err != nil {
+		return nil
+	}
+	return &unreadableSer{name: "Kryo<" + class + ">",
+		err: fmt.Errorf("values serialized by Kryo (class %s) are not decoded: %w", class, ErrUnsupported)}
+}
+
+// skipOptionalMap reads past a LinkedOptionalMapSerializer map: header,
+// count, then per entry a name and two optional length-framed parts.
+func skipOptionalMap(d *decoder, what string) {
+	if h := d.i64(); d.err == nil && h != linkedMapMagic {
+		d.fail("%s: bad optional map header %#x", what, h)
+		return
+	}
+	n := d.count("optional map entry", 4)
+	for range n {
+		d.utf()
+		for range 2 {
+			if d.boolean() {
+				d.take(d.count("framed byte", 1))
+			}
+		}
+		if d.err != nil {
+			return
+		}
+	}
+}
+
+// nullableSer is NullableSerializer: a null flag, padding bytes after a
+// null when the original serializer has a fixed length, else the value.
+type nullableSer struct {
+	inner   serializer
+	padding int
+}
+
+func (n *nullableSer) decode(d *decoder) any {
+	if d.boolean() {
+		d.take(n.padding)
+		return nil
+	}
+	return n.inner.decode(d)
+}
+func (n *nullableSer) typeName() string { return n.inner.typeName() }
+func (n *nullableSer) fixedLen() int {
+	if l := n.inner.fixedLen(); l >= 0 && n.padding == l {
+		return 1 + l
+	}
+	return -1
+}
+
+func readNullableSnapshot(d *decoder, depth, _ int) serializer {
+	pad := 0
+	nested := readCompositeN(d, depth, func(d *decoder, _ int) {
+		pad = int(d.i32())
+		if d.err == nil && (pad < 0 || pad > 1<<16) {
+			d.fail("nullable serializer padding of %d bytes", pad)
+		}
+	}, 1, "nullable")
+	if nested == nil {
+		return nil
+	}
+	return &nullableSer{inner: nested[0], padding: pad}
+}
+
+// genericArraySer is GenericArraySerializer: an int length, then per
+// element a flag (true: present) and the element.
+type genericArraySer struct {
+	class string
+	elem  serializer
+}
+
+func (g *genericArraySer) decode(d *decoder) any {
+	n := d.count("array element", 1)
+	out := make([]any, 0, min(n, 1024))
+	for range n {
+		if d.err != nil {
+			return nil
+		}
+		if !d.boolean() {
+			out = append(out, nil)
+			continue
+		}
+		out = append(out, g.elem.decode(d))
+	}
+	return out
+}
+func (g *genericArraySer) typeName() string { return g.class + "[]" }
+func (g *genericArraySer) fixedLen() int    { return -1 }
+
+func readGenericArraySnapshot(d *decoder, depth, _ int) serializer {
+	var class string
+	nested := readCompositeN(d, depth, func(d *decoder, _ int) { class = d.utf() }, 1, "generic array")
+	if nested == nil {
+		return nil
+	}
+	return &genericArraySer{class: class, elem: nested[0]}
 }
 
 // readNested reads NestedSerializersSnapshotDelegate: magic, version,
