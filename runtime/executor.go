@@ -50,6 +50,9 @@ type Executor struct {
 
 	out   *jsonWriter
 	trace *Trace
+	// describe: the step's StepInfo is read (StepInto), so it names where
+	// a source read; a run skips building that string per record.
+	describe bool
 	// emission scratch, reused across steps
 	chained []work
 	keyBuf  []byte
@@ -523,7 +526,9 @@ func (e *Executor) StepInto() (StepInfo, error) {
 			return StepInfo{}, err
 		}
 	}
+	e.describe = true
 	info, _, err := e.step()
+	e.describe = false
 	return info, err
 }
 
@@ -654,7 +659,9 @@ func (e *Executor) run(st *subtask, inst *opInstance, w work, info *StepInfo) er
 		e.position++
 		ctx.where = Where{}
 		done, err := inst.src.pull(ctx)
-		info.Where = ctx.where.String()
+		if e.describe || e.trace != nil {
+			info.Where = ctx.where.String() // not per record of a run
+		}
 		if done {
 			// The end of the input is not a record: positions count records.
 			e.position--

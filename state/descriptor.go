@@ -1,6 +1,38 @@
 package state
 
-import "fmt"
+import (
+	"fmt"
+	"sync"
+	"unsafe"
+)
+
+// smallInts are the boxed int64s 0 to len-1, made once: counters, the
+// most common state values, then go into a backend's boxed value without an
+// allocation per update (Go itself only has the boxes of 0 to 255).
+var smallInts = sync.OnceValue(func() []any {
+	out := make([]any, 1<<16)
+	for i := range out {
+		out[i] = int64(i)
+	}
+	return out
+})
+
+// boxer returns how values of T become the boxed values tables take.
+func boxer[T any]() func(T) any {
+	var zero T
+	if _, ok := any(zero).(int64); ok {
+		ints := smallInts()
+		return func(v T) any {
+			// INVARIANT: T is int64 (checked above), so the cast is exact.
+			i := *(*int64)(unsafe.Pointer(&v))
+			if uint64(i) < uint64(len(ints)) {
+				return ints[i]
+			}
+			return v
+		}
+	}
+	return func(v T) any { return v }
+}
 
 // Registry is where an operator declares its state: the runtime hands one to
 // every rich function's Open and InitializeState.
@@ -34,18 +66,19 @@ func (d ValueDescriptor[T]) Bind(r Registry) (*ValueState[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ValueState[T]{table: t}, nil
+	return NewValueState[T](t), nil
 }
 
 // ValueState holds one value per key and namespace.
 type ValueState[T any] struct {
 	table Table
 	ns    []byte
+	box   func(T) any
 }
 
 // NewValueState wraps a table registered from d.Desc(); the runtime's
 // internal operators use it with namespaces.
-func NewValueState[T any](t Table) *ValueState[T] { return &ValueState[T]{table: t} }
+func NewValueState[T any](t Table) *ValueState[T] { return &ValueState[T]{table: t, box: boxer[T]()} }
 
 // SetNamespace sets the encoded namespace of following accesses.
 func (s *ValueState[T]) SetNamespace(ns []byte) { s.ns = ns }
@@ -61,7 +94,7 @@ func (s *ValueState[T]) Value() (T, bool, error) {
 }
 
 // Update sets the current key's value.
-func (s *ValueState[T]) Update(v T) error { return s.table.Put(s.ns, v) }
+func (s *ValueState[T]) Update(v T) error { return s.table.Put(s.ns, s.box(v)) }
 
 // Clear removes the current key's value.
 func (s *ValueState[T]) Clear() error { return s.table.Clear(s.ns) }
@@ -235,7 +268,7 @@ func (d ReducingDescriptor[T]) Bind(r Registry) (*ReducingState[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ReducingState[T]{table: t, reduce: d.Reduce}, nil
+	return NewReducingState(t, d.Reduce), nil
 }
 
 // ReducingState folds added values into one.
@@ -243,11 +276,12 @@ type ReducingState[T any] struct {
 	table  Table
 	reduce func(a, b T) T
 	ns     []byte
+	box    func(T) any
 }
 
 // NewReducingState wraps a table registered from a ReducingDescriptor's Desc.
 func NewReducingState[T any](t Table, reduce func(a, b T) T) *ReducingState[T] {
-	return &ReducingState[T]{table: t, reduce: reduce}
+	return &ReducingState[T]{table: t, reduce: reduce, box: boxer[T]()}
 }
 
 // SetNamespace sets the encoded namespace of following accesses.
@@ -272,7 +306,7 @@ func (s *ReducingState[T]) Add(v T) error {
 	if ok {
 		v = s.reduce(old.(T), v)
 	}
-	return s.table.Put(s.ns, v)
+	return s.table.Put(s.ns, s.box(v))
 }
 
 // Clear removes the value.
