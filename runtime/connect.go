@@ -230,7 +230,7 @@ func CoFlatMap[T1, T2, U any](c *ConnectedStreams[T1, T2], name string, f CoFlat
 	two := &twoInput{broadcast: -1, keyed: c.bothKeyed(name)}
 	return addTwoInput[U](c.job, c.first, c.second, name, two, func() Operator {
 		f := CloneFunc(f)
-		var out collector[U]
+		out := &collector[U]{}
 		return &twoInputUserOp{
 			userOp: userOp{fn: f, process: func(ctx *OperatorContext, r Record) error {
 				out.op = ctx

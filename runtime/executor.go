@@ -53,6 +53,8 @@ type Executor struct {
 	// describe: the step's StepInfo is read (StepInto), so it names where
 	// a source read; a run skips building that string per record.
 	describe bool
+	// slotGen moves on whenever nothing is in flight (slot.go).
+	slotGen uint64
 	// emission scratch, reused across steps
 	chained []work
 	keyBuf  []byte
@@ -141,6 +143,8 @@ type opInstance struct {
 	// noKey is set while a keyed operator handles an element without a key
 	// (a broadcast element): keyed state and timers refuse to work.
 	noKey bool
+	// slotOut: the main output's consumers all read slots (slot.go).
+	slotOut bool
 }
 
 // route is where one output edge of an operator goes.
@@ -320,6 +324,7 @@ func (e *Executor) build(restore *restoring) error {
 					}
 				}
 				inst.ctx = &OperatorContext{exec: e, st: st, inst: inst}
+				inst.slotOut = slotsOut(info.node)
 				inst.svc.pts, inst.svc.owner = &st.pts, len(st.ops)
 				st.ops = append(st.ops, inst)
 			}
@@ -625,6 +630,9 @@ func (e *Executor) step() (info StepInfo, ok bool, err error) {
 		if e.finished || e.allSourcesDone() {
 			e.finished = true
 		}
+		if e.idle() {
+			e.slotGen++ // no record holds a slot any more
+		}
 		return StepInfo{}, false, nil
 	}
 	w := st.stack[len(st.stack)-1]
@@ -672,7 +680,10 @@ func (e *Executor) run(st *subtask, inst *opInstance, w work, info *StepInfo) er
 		}
 		return err
 	case wRecord:
-		info.Kind, info.Record = "record", w.rec.Value
+		info.Kind = "record"
+		if e.describe || e.trace != nil {
+			info.Record = plainValue(w.rec.Value)
+		}
 		ctx.rec = w.rec
 		if inst.two != nil {
 			info.Input = int(w.input) + 1
@@ -781,7 +792,7 @@ func (e *Executor) fire(st *subtask, inst *opInstance, t state.Timer, d TimeDoma
 func (e *Executor) emit(ctx *OperatorContext, tag string, r Record) {
 	inst := ctx.inst
 	if e.trace != nil {
-		e.trace.emitted(ctx, tag, r.Value)
+		e.trace.emitted(ctx, tag, plainValue(r.Value))
 	}
 	for i := range inst.outs {
 		rt := &inst.outs[i]
@@ -970,7 +981,7 @@ func (e *Executor) fail(st *subtask, inst *opInstance, w *work, cause error, sta
 	if w != nil {
 		switch w.kind {
 		case wRecord:
-			f.Record = describeValue(w.rec.Value)
+			f.Record = describeValue(plainValue(w.rec.Value))
 			if inst.keyed != nil && (w.key != nil || inst.two == nil) {
 				f.Key = describeValue(inst.ctx.CurrentKey())
 			}

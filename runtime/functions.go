@@ -101,14 +101,21 @@ func (f SinkFunc[T]) Invoke(in T) error { return f(in) }
 
 // ProcessContext is the context of one ProcessElement or OnTimer call.
 type ProcessContext[U any] struct {
-	op *OperatorContext
+	op    *OperatorContext
+	arena slotArena[U]
 }
 
 // Collect emits a record with the current timestamp.
-func (c *ProcessContext[U]) Collect(v U) { c.op.Emit(v) }
+func (c *ProcessContext[U]) Collect(v U) { emitTyped(c.op, &c.arena, v) }
 
 // CollectAt emits a record with the given timestamp.
-func (c *ProcessContext[U]) CollectAt(v U, ts int64) { c.op.EmitAt(v, ts) }
+func (c *ProcessContext[U]) CollectAt(v U, ts int64) {
+	if c.op.inst.slotOut {
+		c.op.EmitAt(c.arena.put(v, c.op.exec.slotGen), ts)
+		return
+	}
+	c.op.EmitAt(v, ts)
+}
 
 // Output emits v to the side output tag.
 func (c *ProcessContext[U]) Output(tag string, v any) { c.op.EmitSide(tag, v) }
@@ -193,62 +200,79 @@ func (u *userOp) OnTimer(ctx *OperatorContext, t state.Timer, domain TimeDomain)
 	return u.onTimer(ctx, t.Timestamp, domain)
 }
 
-type collector[U any] struct{ op *OperatorContext }
+type collector[U any] struct {
+	op    *OperatorContext
+	arena slotArena[U]
+}
 
-func (c collector[U]) Collect(v U) { c.op.Emit(v) }
+func (c *collector[U]) Collect(v U) { emitTyped(c.op, &c.arena, v) }
+
+// typedOp adds an operator that reads its input with readValue.
+func typedOp[T, U any](in Input[T], name string, newOp func() Operator, opts []Option) *Stream[U] {
+	s := AddOperator[T, U](in, name, newOp, opts...)
+	s.refs[0].node.typedIn = true
+	return s
+}
 
 // Map applies f to every record.
 func Map[T, U any](in Input[T], name string, f MapFunction[T, U], opts ...Option) *Stream[U] {
-	return AddOperator[T, U](in, name, func() Operator {
+	return typedOp[T, U](in, name, func() Operator {
 		f := CloneFunc(f)
+		var arena slotArena[U]
 		return &userOp{fn: f, process: func(ctx *OperatorContext, r Record) error {
-			out, err := f.Map(r.Value.(T))
+			out, err := f.Map(readValue[T](r.Value))
 			if err != nil {
 				return err
 			}
-			ctx.Emit(out)
+			emitTyped(ctx, &arena, out)
 			return nil
 		}}
-	}, opts...)
+	}, opts)
 }
 
 // FlatMap applies f to every record; f emits any number of records.
 func FlatMap[T, U any](in Input[T], name string, f FlatMapFunction[T, U], opts ...Option) *Stream[U] {
-	return AddOperator[T, U](in, name, func() Operator {
+	return typedOp[T, U](in, name, func() Operator {
 		f := CloneFunc(f)
-		var c collector[U]
+		c := &collector[U]{}
 		return &userOp{fn: f, process: func(ctx *OperatorContext, r Record) error {
 			c.op = ctx
-			return f.FlatMap(r.Value.(T), c)
+			return f.FlatMap(readValue[T](r.Value), c)
 		}}
-	}, opts...)
+	}, opts)
 }
 
 // Filter keeps the records f accepts.
 func Filter[T any](in Input[T], name string, f FilterFunction[T], opts ...Option) *Stream[T] {
-	return AddOperator[T, T](in, name, func() Operator {
+	return typedOp[T, T](in, name, func() Operator {
 		f := CloneFunc(f)
+		var arena slotArena[T]
 		return &userOp{fn: f, process: func(ctx *OperatorContext, r Record) error {
-			ok, err := f.Filter(r.Value.(T))
+			v := readValue[T](r.Value)
+			ok, err := f.Filter(v)
 			if err != nil || !ok {
 				return err
 			}
-			ctx.Emit(r.Value)
+			if _, isSlot := r.Value.(*slot[T]); isSlot && ctx.inst.slotOut {
+				ctx.Emit(r.Value) // the slot is never written again: share it
+				return nil
+			}
+			emitTyped(ctx, &arena, v)
 			return nil
 		}}
-	}, opts...)
+	}, opts)
 }
 
 // Process runs f on every record with its context. On a keyed stream f may
 // use keyed state and timers; a function that implements OnTimerFunction
 // gets its timers.
 func Process[T, U any](in Input[T], name string, f ProcessFunction[T, U], opts ...Option) *Stream[U] {
-	return AddOperator[T, U](in, name, func() Operator {
+	return typedOp[T, U](in, name, func() Operator {
 		f := CloneFunc(f)
 		pc := &ProcessContext[U]{}
 		op := &userOp{fn: f, process: func(ctx *OperatorContext, r Record) error {
 			pc.op = ctx
-			return f.ProcessElement(pc, r.Value.(T))
+			return f.ProcessElement(pc, readValue[T](r.Value))
 		}}
 		if t, ok := f.(OnTimerFunction[U]); ok {
 			op.onTimer = func(ctx *OperatorContext, ts int64, d TimeDomain) error {
@@ -257,18 +281,18 @@ func Process[T, U any](in Input[T], name string, f ProcessFunction[T, U], opts .
 			}
 		}
 		return op
-	}, opts...)
+	}, opts)
 }
 
 // Sink consumes every record with f; sinks end a job.
 func Sink[T any](in Input[T], name string, f SinkFunction[T], opts ...Option) {
-	s := AddOperator[T, T](in, name, func() Operator {
+	s := typedOp[T, T](in, name, func() Operator {
 		f := CloneFunc(f)
 		return &userOp{fn: f, process: func(ctx *OperatorContext, r Record) error {
 			ctx.exec.recordOutput(ctx, r.Value)
-			return f.Invoke(r.Value.(T))
+			return f.Invoke(readValue[T](r.Value))
 		}}
-	}, opts...)
+	}, opts)
 	s.refs[0].node.isSink = true
 }
 
@@ -276,11 +300,18 @@ func Sink[T any](in Input[T], name string, f SinkFunction[T], opts ...Option) {
 // (stdout in run mode). A value with an AppendJSON(dst []byte) []byte method
 // encodes itself; anything else goes through encoding/json.
 func JSONSink[T any](in Input[T], name string, opts ...Option) {
-	s := AddOperator[T, T](in, name, func() Operator {
+	s := typedOp[T, T](in, name, func() Operator {
 		return &userOp{fn: nil, process: func(ctx *OperatorContext, r Record) error {
 			ctx.exec.recordOutput(ctx, r.Value)
-			return ctx.exec.writeJSON(r.Value)
+			v := r.Value
+			if s, ok := v.(*slot[T]); ok {
+				// A pointer to the value: its JSONAppender method or
+				// encoding/json's output are those of the value, and it
+				// needs no allocation.
+				v = &s.v
+			}
+			return ctx.exec.writeJSON(v)
 		}}
-	}, opts...)
+	}, opts)
 	s.refs[0].node.isSink = true
 }

@@ -92,6 +92,8 @@ type node struct {
 	inputs      []*edge
 	outputs     []*edge
 	isSink      bool
+	// typedIn: the operator reads its input with readValue (slot.go).
+	typedIn bool
 	// timerNamespace is the type of the namespaces of this operator's timers.
 	timerNamespace state.AnyCodec
 	// two describes a two-input operator (nil for one input).
@@ -218,7 +220,7 @@ type KeyedStream[K, T any] struct {
 func KeyBy[K, T any](s *Stream[T], keyName string, key func(T) K, codec state.Codec[K]) *KeyedStream[K, T] {
 	ks := &KeyedStream[K, T]{in: s, keyOf: key, codec: codec, label: "hash(" + keyName + ")"}
 	ks.erased = KeySelector{
-		Append: func(dst []byte, v any) []byte { return codec.Append(dst, key(v.(T))) },
+		Append: func(dst []byte, v any) []byte { return codec.Append(dst, key(readValue[T](v))) },
 		Codec:  state.Erase(codec),
 	}
 	return ks

@@ -54,6 +54,6 @@ func (e *Executor) Flush() error {
 
 func (e *Executor) recordOutput(ctx *OperatorContext, v any) {
 	if e.trace != nil {
-		e.trace.output(ctx, v)
+		e.trace.output(ctx, plainValue(v))
 	}
 }

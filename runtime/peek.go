@@ -24,7 +24,7 @@ func (e *Executor) Peek() (info StepInfo, ok bool) {
 	info = StepInfo{Task: st.task.Name, Subtask: st.index, Operator: inst.info.Name}
 	switch w.kind {
 	case wRecord:
-		info.Kind, info.Record = "record", w.rec.Value
+		info.Kind, info.Record = "record", plainValue(w.rec.Value)
 		if inst.keyed != nil {
 			key := w.key
 			if key == nil {

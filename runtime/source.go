@@ -159,7 +159,7 @@ type sourceClock struct {
 	emitted      int64
 	idle         bool
 	lastActivity int64
-	lastWhere    string
+	lastWhere    Where
 	lastTS       int64
 	hasTS        bool
 }
@@ -167,8 +167,9 @@ type sourceClock struct {
 // sourceOp runs a Source: assigns timestamps, generates watermarks and
 // tracks its watermark status.
 type sourceOp[T any] struct {
-	src Source[T]
-	wm  WatermarkStrategy[T]
+	src   Source[T]
+	wm    WatermarkStrategy[T]
+	arena slotArena[T]
 	sourceClock
 }
 
@@ -214,7 +215,7 @@ func (s *sourceOp[T]) saveClock() sourceClock  { return s.sourceClock }
 func (s *sourceOp[T]) loadClock(c sourceClock) { s.sourceClock = c }
 
 func (s *sourceOp[T]) view() SourceView {
-	v := SourceView{LastWhere: s.lastWhere, LastRecordTS: s.lastTS, HasRecordTS: s.hasTS, Watermark: s.emitted, Idle: s.idle,
+	v := SourceView{LastWhere: s.lastWhere.String(), LastRecordTS: s.lastTS, HasRecordTS: s.hasTS, Watermark: s.emitted, Idle: s.idle,
 		IdleTimeout: s.wm.Idleness.Milliseconds()}
 	if d, ok := s.src.(InputDescriber); ok {
 		v.Reads = d.DescribeInput()
@@ -234,7 +235,7 @@ func (s *sourceOp[T]) pull(ctx *OperatorContext) (bool, error) {
 		return true, nil
 	}
 	ctx.where = ev.Where
-	s.lastWhere = ev.Where.String()
+	s.lastWhere = ev.Where // formatted when viewed, not per record
 	switch ev.Kind {
 	case EventWatermark:
 		if ev.Watermark <= s.emitted {
@@ -252,7 +253,12 @@ func (s *sourceOp[T]) pull(ctx *OperatorContext) (bool, error) {
 		}
 		ctx.exec.advanceProcessingTime(ev.Advance.Milliseconds())
 	default:
-		r := Record{Value: ev.Value, Timestamp: ev.Timestamp, HasTimestamp: ev.HasTimestamp}
+		r := Record{Timestamp: ev.Timestamp, HasTimestamp: ev.HasTimestamp}
+		if ctx.inst.slotOut {
+			r.Value = s.arena.put(ev.Value, ctx.exec.slotGen)
+		} else {
+			r.Value = ev.Value
+		}
 		if s.wm.Timestamp != nil {
 			ts, err := s.wm.Timestamp(ev.Value)
 			if err != nil {

@@ -96,7 +96,7 @@ func (e *Executor) Subtasks() []SubtaskView {
 				break
 			}
 			if el.kind == elRecord {
-				v.QueuedRecords = append(v.QueuedRecords, el.rec.Value)
+				v.QueuedRecords = append(v.QueuedRecords, plainValue(el.rec.Value))
 			}
 		}
 		for _, inst := range st.ops {

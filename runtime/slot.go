@@ -1,0 +1,87 @@
+package runtime
+
+// The typed record path. A record's Value is an interface, and putting a
+// string or a struct in one allocates it on the heap: one allocation per
+// record per operator. When every consumer of an operator's main output is
+// a typed operator of this package (Map, FlatMap, Filter, Process, Sink,
+// JSONSink: node.typedIn), the producer instead puts the value in a slot of
+// a typed arena, one allocation per slotChunk records, and the record holds
+// a pointer to the slot, which an interface holds without allocating. The
+// consumer reads the value back typed (readValue). Everything else that
+// looks at a record (traces, views, messages, key selectors, operators of
+// other packages) sees the plain value (plainValue), so a slot never leaves
+// the runtime.
+//
+// INVARIANT: a slot is written once, when it is put; records may share it
+// (Filter passes it on). Nothing holds a slot once the executor is idle (no
+// record in any queue or stack: the executor's slot generation moves on),
+// so an arena reuses its chunk from the start in a new generation and a
+// steady run allocates nothing for its records.
+
+type slot[T any] struct{ v T }
+
+func (s *slot[T]) plainValue() any { return s.v }
+
+// slotChunk is how many values one arena allocation holds.
+const slotChunk = 256
+
+type slotArena[T any] struct {
+	chunk []slot[T]
+	gen   uint64
+}
+
+// put stores v in the arena; gen is the executor's slot generation.
+func (a *slotArena[T]) put(v T, gen uint64) *slot[T] {
+	if a.gen != gen {
+		clear(a.chunk)
+		a.chunk, a.gen = a.chunk[:0], gen
+	}
+	if len(a.chunk) == cap(a.chunk) {
+		a.chunk = make([]slot[T], 0, slotChunk)
+	}
+	a.chunk = append(a.chunk, slot[T]{v})
+	return &a.chunk[len(a.chunk)-1]
+}
+
+// readValue is a record's value as T, from a slot or boxed.
+func readValue[T any](v any) T {
+	if s, ok := v.(*slot[T]); ok {
+		return s.v
+	}
+	return v.(T)
+}
+
+// plainValue is a record's value as anything outside the typed path sees
+// it.
+func plainValue(v any) any {
+	if s, ok := v.(interface{ plainValue() any }); ok {
+		return s.plainValue()
+	}
+	return v
+}
+
+// emitTyped emits v on the main output, in a slot when the consumers read
+// slots.
+func emitTyped[T any](ctx *OperatorContext, a *slotArena[T], v T) {
+	if ctx.inst.slotOut {
+		ctx.Emit(a.put(v, ctx.exec.slotGen))
+		return
+	}
+	ctx.Emit(v)
+}
+
+// slotsOut reports whether every consumer of an operator's main output
+// reads slots.
+func slotsOut(n *node) bool {
+	main := 0
+	for _, out := range n.outputs {
+		if out.tag != "" {
+			continue
+		}
+		if !out.to.typedIn {
+			return false
+		}
+		main++
+	}
+	return main > 0
+}
