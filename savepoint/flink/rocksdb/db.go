@@ -697,29 +697,37 @@ func (d DirSource) Open(name string) (File, error) {
 	return OpenFile(filepath.Join(string(d), name), name)
 }
 
-// osFile is a File on disk.
-type osFile struct {
-	*os.File
+// pathFile is a File on disk, opened for each read: a checkpoint of many
+// subtasks has thousands of tables, more than a process may keep open, and
+// reads are few and large (read-ahead windows, index blocks).
+type pathFile struct {
+	path string
 	size int64
 	name string
 }
 
-func (f *osFile) Size() int64  { return f.size }
-func (f *osFile) Name() string { return f.name }
+func (f *pathFile) Size() int64  { return f.size }
+func (f *pathFile) Name() string { return f.name }
+func (f *pathFile) ReadAt(p []byte, off int64) (int, error) {
+	fh, err := os.Open(f.path)
+	if err != nil {
+		return 0, err
+	}
+	defer fh.Close()
+	return fh.ReadAt(p, off)
+}
 
-// OpenFile opens path as a File named name in errors. The file stays open
-// for the life of the process (tables are read lazily).
+// OpenFile returns path as a File named name in errors. It only checks the
+// file is there (and its size): each read opens it anew.
 func OpenFile(path, name string) (File, error) {
-	f, err := os.Open(path)
+	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("rocksdb: %s is not a regular file: %w", path, fs.ErrInvalid)
 	}
-	return &osFile{File: f, size: st.Size(), name: name}, nil
+	return &pathFile{path: path, size: st.Size(), name: name}, nil
 }
 
 // BytesFile is a File held in memory.
