@@ -32,10 +32,11 @@ const (
 const maxBlockSize = 256 << 20
 
 // decompressLimit bounds what n compressed bytes may decompress to: no
-// real codec reaches this ratio on RocksDB blocks, and it keeps a forged
-// length from allocating gigabytes.
+// real codec reaches this ratio on RocksDB blocks (LZ4's maximum is about
+// 255; a 64 KiB allowance covers tiny blocks of one repeated byte), and it
+// keeps a forged length from allocating gigabytes.
 func decompressLimit(n int) int {
-	return min(maxBlockSize, 256*n+1<<20)
+	return min(maxBlockSize, 256*n+64<<10)
 }
 
 var zstdDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
@@ -80,7 +81,7 @@ func decompress(t byte, src, dst []byte, file string, off int64) ([]byte, error)
 		if err != nil {
 			return nil, bad(err)
 		}
-		if n > limit {
+		if n > limit || n == 0 {
 			return nil, bad(fmt.Errorf("decompressed size %d is implausible", n))
 		}
 		out, err := s2.Decode(grow(dst, n), src)
@@ -102,6 +103,11 @@ func decompress(t byte, src, dst []byte, file string, off int64) ([]byte, error)
 		return nil, bad(fmt.Errorf("decompressed size %d is implausible", size))
 	}
 	src = src[n:]
+	if size == 0 {
+		// Nothing to decode into (lz4's assembly decoder faults on an
+		// empty destination); an empty block is corrupt anyway.
+		return nil, bad(fmt.Errorf("decompressed size 0"))
+	}
 	out := grow(dst, int(size))
 	switch t {
 	case compressionLZ4, compressionLZ4HC:

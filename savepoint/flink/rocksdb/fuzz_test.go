@@ -7,7 +7,8 @@ import (
 	"testing"
 )
 
-// allocated runs f and returns the bytes it allocated.
+// allocated runs f and returns the bytes it allocated (the fuzz worker
+// runs one input at a time).
 func allocated(f func()) uint64 {
 	var a, b runtime.MemStats
 	runtime.ReadMemStats(&a)

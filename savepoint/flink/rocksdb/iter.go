@@ -58,13 +58,18 @@ type tableIter struct {
 	dataDec [2][]byte
 	ra      readahead
 	loads   uint64
+	// Offsets of the last data block and partition loaded since the last
+	// positioning: blocks follow one another, so an index that points back
+	// is corrupt (and would make one scan decompress a block again and
+	// again).
+	lastData, lastPart int64
 	keyBuf  []byte // key with the global sequence number applied
 	err     error
 	ok      bool
 }
 
 func newTableIter(t *Table, upper []byte, trace func(BlockRef)) *tableIter {
-	it := &tableIter{t: t, upper: upper, trace: trace}
+	it := &tableIter{t: t, upper: upper, trace: trace, lastData: -1, lastPart: -1}
 	it.top.index, it.top.deltaValue, it.top.firstKey = true, t.deltaValues, t.firstKey
 	it.part.index, it.part.deltaValue, it.part.firstKey = true, t.deltaValues, t.firstKey
 	return it
@@ -74,6 +79,15 @@ func (it *tableIter) indexKey(k []byte) []byte {
 	if it.t.userKeyIndex {
 		return k
 	}
+	if len(k) < 8 {
+		return k
+	}
+	return k[:len(k)-8]
+}
+
+// indexKey0 is userKey for a data block's keys, tolerating keys too short
+// to be internal keys (settle reports those).
+func (it *tableIter) indexKey0(k []byte) []byte {
 	if len(k) < 8 {
 		return k
 	}
@@ -98,6 +112,10 @@ func (it *tableIter) setErr(err error) bool {
 
 func (it *tableIter) loadPartition() bool {
 	h := it.top.handle
+	if int64(h.offset) <= it.lastPart {
+		return it.setErr(corruptf(it.t.name, it.t.index.off, "index partition at %d follows the one at %d", h.offset, it.lastPart))
+	}
+	it.lastPart = int64(h.offset)
 	if it.trace != nil {
 		it.trace(BlockRef{File: it.t.name, Kind: "index partition", Offset: h.offset, Size: h.size})
 	}
@@ -111,6 +129,10 @@ func (it *tableIter) loadPartition() bool {
 
 func (it *tableIter) loadData() bool {
 	h := it.idx().handle
+	if int64(h.offset) <= it.lastData {
+		return it.setErr(corruptf(it.t.name, it.idx().b.off, "data block at %d follows the one at %d", h.offset, it.lastData))
+	}
+	it.lastData = int64(h.offset)
 	if it.trace != nil {
 		it.trace(BlockRef{File: it.t.name, Kind: "data", Offset: h.offset, Size: h.size})
 	}
@@ -251,7 +273,7 @@ func (it *tableIter) seekGE(ukey []byte) bool {
 	if !it.loadData() {
 		return false
 	}
-	it.data.seekGE(ukey, userKey)
+	it.data.seekGE(ukey, it.indexKey0)
 	return it.settle()
 }
 
@@ -279,7 +301,12 @@ func (it *tableIter) key() []byte {
 func (it *tableIter) value() []byte { return it.data.val }
 func (it *tableIter) gen() uint64   { return it.loads }
 
-func (it *tableIter) resetReadahead() { it.ra.reset() }
+// resetReadahead starts a new positioning: exact reads again, and any
+// block may come first.
+func (it *tableIter) resetReadahead() {
+	it.ra.reset()
+	it.lastData, it.lastPart = -1, -1
+}
 func (it *tableIter) error() error    { return it.err }
 
 // initFrom starts an iterator over b; false (with no error) when b is empty.
