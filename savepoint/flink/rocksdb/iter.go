@@ -63,9 +63,9 @@ type tableIter struct {
 	// is corrupt (and would make one scan decompress a block again and
 	// again).
 	lastData, lastPart int64
-	keyBuf  []byte // key with the global sequence number applied
-	err     error
-	ok      bool
+	keyBuf             []byte // key with the global sequence number applied
+	err                error
+	ok                 bool
 }
 
 func newTableIter(t *Table, upper []byte, trace func(BlockRef)) *tableIter {
@@ -307,7 +307,7 @@ func (it *tableIter) resetReadahead() {
 	it.ra.reset()
 	it.lastData, it.lastPart = -1, -1
 }
-func (it *tableIter) error() error    { return it.err }
+func (it *tableIter) error() error { return it.err }
 
 // initFrom starts an iterator over b; false (with no error) when b is empty.
 func (it *blockIter) initFrom(b block) bool {
