@@ -1,6 +1,7 @@
 package query
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/alecthomas/participle/v2"
@@ -171,7 +172,7 @@ type Postfix struct {
 // PathStep is one step into a structured value.
 type PathStep struct {
 	Pos   lexer.Position
-	Field string `parser:"  '.' @( Ident | QIdent )"`
+	Field string `parser:"  '.' @( Ident | QIdent | Keyword )"` // a keyword is a field name after '.'
 	Index *Expr  `parser:"| '[' @@ ']'"`
 }
 
@@ -226,15 +227,60 @@ var (
 	exprParser  = participle.MustBuild[Expr](parserOptions...)
 )
 
-// maxText bounds the length of a query or expression: longer text is
-// rejected before parsing, so untrusted input cannot make the recursive
-// parser and compiler work without bound.
-const maxText = 64 << 10
+// Bounds checked before parsing, so that untrusted input cannot make the
+// recursive parser and compiler work without bound: participle takes some
+// kilobytes per token and per level (32,700 nested parentheses took 676
+// MB). Real queries are well within: a few hundred bytes, a few levels.
+const (
+	// maxText bounds a query or an expression.
+	maxText = 8 << 10
+	// maxScript bounds a script of statements (many INSERTs).
+	maxScript = 64 << 10
+	// maxNesting bounds how deep parentheses and brackets nest.
+	maxNesting = 32
+)
+
+// checkText refuses text beyond the bounds, naming where it goes too deep.
+func checkText(text, what string, limit int) error {
+	if len(text) > limit {
+		return &Error{Pos: Pos{Line: 1, Col: 1}, Msg: what + " too long", Hint: fmt.Sprintf("at most %d KiB", limit>>10)}
+	}
+	depth, line, col := 0, 1, 0
+	var quote byte
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		col++
+		if c == '\n' {
+			line, col = line+1, 0
+		}
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0 // a doubled quote reopens at once: same result
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '-' && i+1 < len(text) && text[i+1] == '-':
+			for i < len(text) && text[i] != '\n' {
+				i++
+			}
+			i--
+		case c == '(' || c == '[':
+			if depth++; depth > maxNesting {
+				return &Error{Pos: Pos{Line: line, Col: col}, Msg: fmt.Sprintf("parentheses and brackets nested more than %d deep", maxNesting),
+					Hint: "no query needs that many; simplify the expression"}
+			}
+		case c == ')' || c == ']':
+			depth--
+		}
+	}
+	return nil
+}
 
 // Parse parses a query. Errors are *Error with the position of the problem.
 func Parse(text string) (*Query, error) {
-	if len(text) > maxText {
-		return nil, &Error{Pos: Pos{Line: 1, Col: 1}, Msg: "query too long", Hint: "at most 64 KiB"}
+	if err := checkText(text, "query", maxText); err != nil {
+		return nil, err
 	}
 	q, err := queryParser.ParseString("", text)
 	if err != nil {
@@ -247,8 +293,8 @@ func Parse(text string) (*Query, error) {
 // ParseExpr parses a bare expression, as breakpoint conditions and filters
 // are written.
 func ParseExpr(text string) (*Expr, error) {
-	if len(text) > maxText {
-		return nil, &Error{Pos: Pos{Line: 1, Col: 1}, Msg: "expression too long", Hint: "at most 64 KiB"}
+	if err := checkText(text, "expression", maxText); err != nil {
+		return nil, err
 	}
 	e, err := exprParser.ParseString("", text)
 	if err != nil {

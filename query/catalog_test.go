@@ -206,8 +206,20 @@ func newTestCatalog() *memCatalog {
 		{OperatorID: enrich.ID, OperatorName: enrich.Name, StateName: "profile", Scope: state.ScopeKeyed, Kind: state.KindValue, KeyType: "string", NamespaceType: "window", ValueType: "json:main.Profile"},
 		{OperatorID: enrich.ID, OperatorName: enrich.Name, StateName: "rules", Scope: state.ScopeOperator, Kind: state.KindBroadcast, UserKeyType: "string", ValueType: "json:main.Rule"},
 	}
+	// Entries counted from the rows, keyed and operator state alike (the
+	// broadcast rules were listed with 0 entries while returning 2 rows).
 	for i, m := range c.metas {
 		if m.Scope != state.ScopeKeyed {
+			n := int64(0)
+			for _, r := range c.opRows {
+				if r.OperatorID == m.OperatorID && r.StateName == m.StateName {
+					n++
+				}
+			}
+			if m.Entries != 0 && m.Entries != n {
+				panic(fmt.Sprintf("test catalog: %s lists %d entries and has %d rows", m.StateName, m.Entries, n))
+			}
+			c.metas[i].Entries = n
 			continue
 		}
 		for _, r := range c.keyed {

@@ -2,7 +2,7 @@ package query
 
 import (
 	"fmt"
-	"regexp"
+	"math"
 	"strings"
 
 	"github.com/alecthomas/participle/v2/lexer"
@@ -45,10 +45,16 @@ type (
 		name string
 	}
 	indexNode struct{ base, index node }
-	negNode   struct{ a node }
+	negNode   struct {
+		a    node
+		pos  lexer.Position
+		text string // the expression, for an overflow error
+	}
 	arithNode struct {
 		op   string
 		a, b node
+		pos  lexer.Position
+		text string
 	}
 	cmpNode struct {
 		op   string
@@ -63,8 +69,8 @@ type (
 	}
 	likeNode struct {
 		a, pat node
-		re     *regexp.Regexp // set when the pattern is constant
-		regexp bool           // REGEXP rather than LIKE
+		re     matcher // set when the pattern is constant
+		regexp bool    // REGEXP rather than LIKE
 		not    bool
 	}
 	inNode struct {
@@ -80,13 +86,22 @@ type (
 	aggRef   struct{ i int }
 )
 
-func (n constNode) eval(*evalCtx) (any, error)    { return n.v, nil }
-func (n colNode) eval(c *evalCtx) (any, error)    { return n.get(c.row), nil }
-func (n strEqNode) eval(c *evalCtx) (any, error)  { return (n.str(c.row) == n.v) != n.neq, nil }
-func (n groupRef) eval(c *evalCtx) (any, error)   { return c.groups[n.i], nil }
-func (n aggRef) eval(c *evalCtx) (any, error)     { return c.aggs[n.i], nil }
-func (n *envNode) eval(c *evalCtx) (any, error)   { return c.lookup(n.name, n.pos) }
-func (n *negNode) eval(c *evalCtx) (any, error)   { return eval1(c, n.a, negate) }
+func (n constNode) eval(*evalCtx) (any, error)   { return n.v, nil }
+func (n colNode) eval(c *evalCtx) (any, error)   { return n.get(c.row), nil }
+func (n strEqNode) eval(c *evalCtx) (any, error) { return (n.str(c.row) == n.v) != n.neq, nil }
+func (n groupRef) eval(c *evalCtx) (any, error)  { return c.groups[n.i], nil }
+func (n aggRef) eval(c *evalCtx) (any, error)    { return c.aggs[n.i], nil }
+func (n *envNode) eval(c *evalCtx) (any, error)  { return c.lookup(n.name, n.pos) }
+func (n *negNode) eval(c *evalCtx) (any, error) {
+	v, err := n.a.eval(c)
+	if err != nil {
+		return nil, err
+	}
+	if v == any(int64(math.MinInt64)) {
+		return nil, overflowError(n.pos, n.text)
+	}
+	return negate(v), nil
+}
 func (n *notNode) eval(c *evalCtx) (any, error)   { return eval1(c, n.a, not3) }
 func (n *fieldNode) eval(c *evalCtx) (any, error) { return eval1(c, n.base, n.step) }
 
@@ -187,7 +202,17 @@ func (n *arithNode) eval(c *evalCtx) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return arith(n.op, a, b), nil
+	v, overflow := arith(n.op, a, b)
+	if overflow {
+		return nil, overflowError(n.pos, n.text)
+	}
+	return v, nil
+}
+
+// overflowError is an int64 result that does not fit: an error naming the
+// expression, never a wrapped value.
+func overflowError(pos lexer.Position, text string) error {
+	return errorf(pos, "integer overflow: %s does not fit in int64", text).hint("compute in float64 (e.g. 1.0 * x) for an inexact result")
 }
 
 func (n *cmpNode) eval(c *evalCtx) (any, error) {
@@ -277,12 +302,7 @@ func (n *likeNode) eval(c *evalCtx) (any, error) {
 		if !ok {
 			return nil, nil
 		}
-		if n.regexp {
-			re, err = regexp.Compile(ps)
-		} else {
-			re, err = likeRegexp(ps)
-		}
-		if err != nil {
+		if re, err = compilePattern(n.regexp, ps); err != nil {
 			// A pattern computed per row that does not compile matches nothing.
 			return nil, nil
 		}
@@ -365,6 +385,8 @@ type aggSpec struct {
 	fn   string
 	star bool
 	arg  node
+	pos  lexer.Position
+	text string // the call, for errors
 }
 
 func (c *compiler) compile(x *xexpr) (node, vtype, error) {
@@ -450,7 +472,7 @@ func (c *compiler) compile1(x *xexpr) (node, vtype, error) {
 		if t != tAny && t != tNull && !t.numeric() {
 			return nil, 0, errorf(x.pos, "type mismatch: cannot negate %s (%s)", x.args[0], t)
 		}
-		return &negNode{a}, t, nil
+		return &negNode{a: a, pos: x.pos, text: x.String()}, t, nil
 	case xArith:
 		a, ta, err := c.compile(x.args[0])
 		if err != nil {
@@ -474,7 +496,7 @@ func (c *compiler) compile1(x *xexpr) (node, vtype, error) {
 		case ta.numeric() && tb.numeric():
 			t = tFloat
 		}
-		return &arithNode{op: x.op, a: a, b: b}, t, nil
+		return &arithNode{op: x.op, a: a, b: b, pos: x.pos, text: x.String()}, t, nil
 	case xCmp:
 		a, ta, err := c.compile(x.args[0])
 		if err != nil {
@@ -548,12 +570,7 @@ func (c *compiler) compile1(x *xexpr) (node, vtype, error) {
 		n := &likeNode{a: a, pat: p, regexp: x.op == "REGEXP", not: x.not}
 		if k, ok := p.(constNode); ok {
 			if s, ok := k.v.(string); ok {
-				if n.regexp {
-					n.re, err = regexp.Compile(s)
-				} else {
-					n.re, err = likeRegexp(s)
-				}
-				if err != nil {
+				if n.re, err = compilePattern(n.regexp, s); err != nil {
 					return nil, 0, errorf(x.args[1].pos, "bad %s pattern: %v", x.op, err)
 				}
 			}
@@ -689,7 +706,11 @@ func (c *compiler) compileCall(x *xexpr) (node, vtype, error) {
 	case !x.star && len(x.args) != 1:
 		return nil, 0, errorf(x.pos, "%s takes one argument, got %d", fn, len(x.args))
 	}
-	spec := &aggSpec{fn: x.op, star: x.star}
+	text := x.String()
+	if strings.HasPrefix(text, x.op+"(") {
+		text = fn + text[len(x.op):]
+	}
+	spec := &aggSpec{fn: x.op, star: x.star, pos: x.pos, text: text}
 	t := tInt
 	if !x.star {
 		// The argument is evaluated per input row, outside any group.

@@ -101,8 +101,8 @@ var statementParser = participle.MustBuild[Script](
 // and DROP STATE, separated by semicolons. Errors are *Error with the
 // position of the problem.
 func ParseScript(text string) (*Script, error) {
-	if len(text) > maxText {
-		return nil, &Error{Pos: Pos{Line: 1, Col: 1}, Msg: "script too long", Hint: "at most 64 KiB"}
+	if err := checkText(text, "script", maxScript); err != nil {
+		return nil, err
 	}
 	s, err := statementParser.ParseString("", text)
 	if err != nil {

@@ -425,11 +425,35 @@ type group struct {
 }
 
 type accumulator struct {
-	n       int64 // rows counted, or numbers summed
-	sumI    int64
+	n int64 // rows counted, or numbers summed
+	// sumHi:sumLo is the exact sum of int64 numbers, a 128-bit two's
+	// complement integer: SUM fails only if the total does not fit, AVG
+	// never does.
+	sumHi   int64
+	sumLo   uint64
 	sumF    float64
 	isFloat bool
 	best    any // MIN/MAX so far
+}
+
+func (a *accumulator) addInt(x int64) {
+	lo := a.sumLo + uint64(x)
+	carry := int64(0)
+	if lo < a.sumLo {
+		carry = 1
+	}
+	a.sumHi += x>>63 + carry
+	a.sumLo = lo
+}
+
+// intSum is the exact sum as an int64, if it fits.
+func (a *accumulator) intSum() (int64, bool) {
+	return int64(a.sumLo), a.sumHi == int64(a.sumLo)>>63
+}
+
+// floatSum is the sum as a float64.
+func (a *accumulator) floatSum() float64 {
+	return float64(a.sumHi)*(1<<64) + float64(a.sumLo)
 }
 
 func (a *accumulator) add(spec *aggSpec, v any) {
@@ -445,14 +469,15 @@ func (a *accumulator) add(spec *aggSpec, v any) {
 			if a.isFloat {
 				a.sumF += float64(x)
 			} else {
-				a.sumI += x
+				a.addInt(x)
 			}
-		case float64:
+		case float64, state.Decimal:
+			f, _ := toFloat(x)
 			a.n++
 			if !a.isFloat {
-				a.isFloat, a.sumF = true, float64(a.sumI)
+				a.isFloat, a.sumF = true, a.floatSum()
 			}
-			a.sumF += x
+			a.sumF += f
 		}
 	case "min", "max":
 		if v == nil {
@@ -465,28 +490,32 @@ func (a *accumulator) add(spec *aggSpec, v any) {
 	}
 }
 
-func (a *accumulator) result(spec *aggSpec) any {
+func (a *accumulator) result(spec *aggSpec) (any, error) {
 	switch spec.fn {
 	case "count":
-		return a.n
+		return a.n, nil
 	case "sum":
 		switch {
 		case a.n == 0:
-			return nil
+			return nil, nil
 		case a.isFloat:
-			return a.sumF
+			return a.sumF, nil
 		}
-		return a.sumI
+		if s, ok := a.intSum(); ok {
+			return s, nil
+		}
+		return nil, errorf(spec.pos, "integer overflow: %s is %.6g, more than int64 holds", spec.text, a.floatSum()).
+			hint("SUM(1.0 * x) sums in float64, inexactly")
 	case "avg":
 		if a.n == 0 {
-			return nil
+			return nil, nil
 		}
 		if a.isFloat {
-			return a.sumF / float64(a.n)
+			return a.sumF / float64(a.n), nil
 		}
-		return float64(a.sumI) / float64(a.n)
+		return a.floatSum() / float64(a.n), nil
 	}
-	return a.best
+	return a.best, nil
 }
 
 func (pl *plan) executeGrouped(ctx context.Context, cat Catalog, yield func([]any) bool) error {
@@ -543,7 +572,9 @@ func (pl *plan) executeGrouped(ctx context.Context, cat Catalog, yield func([]an
 	for _, g := range order {
 		ec = evalCtx{groups: g.keys, aggs: make([]any, len(pl.aggs))}
 		for i, spec := range pl.aggs {
-			ec.aggs[i] = g.accs[i].result(spec)
+			if ec.aggs[i], err = g.accs[i].result(spec); err != nil {
+				return err
+			}
 		}
 		row, err := project(&ec, all)
 		if err != nil {

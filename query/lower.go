@@ -326,7 +326,14 @@ func (x *xexpr) print(b *strings.Builder, min int) {
 		b.WriteByte(']')
 	case xNeg:
 		b.WriteByte('-')
-		x.args[0].print(b, 8)
+		var arg strings.Builder
+		x.args[0].print(&arg, 8)
+		if strings.HasPrefix(arg.String(), "-") {
+			// "--" would start a comment.
+			b.WriteString("(" + arg.String() + ")")
+		} else {
+			b.WriteString(arg.String())
+		}
 	case xArith:
 		x.args[0].print(b, p)
 		b.WriteString(" " + x.op + " ")

@@ -95,6 +95,11 @@ func prefilterFor(where *xexpr) func(m state.StateMeta) func(key, value []byte, 
 type pred func(e rawEntry) bool
 
 func compilePred(x *xexpr, m state.StateMeta) pred {
+	if mayOverflow(x) {
+		// int64 arithmetic that can overflow is an error in the evaluator:
+		// a prefilter would drop the row (its wrapped value) instead.
+		return nil
+	}
 	switch x.kind {
 	case xCmp:
 		if p := compileIntCmp(x, m); p != nil {
@@ -646,4 +651,32 @@ func neededColumns(xs ...*xexpr) (need state.Columns, all bool) {
 		walk(x)
 	}
 	return need, all
+}
+
+// mayOverflow reports whether x holds arithmetic whose int64 result may not
+// fit: negation, + - *, and division by anything but a constant other
+// than -1. (% never overflows.)
+func mayOverflow(x *xexpr) bool {
+	if x == nil {
+		return false
+	}
+	switch x.kind {
+	case xNeg:
+		return true
+	case xArith:
+		switch x.op {
+		case "+", "-", "*":
+			return true
+		case "/":
+			if d, ok := x.args[1].lit.(int64); x.args[1].kind != xLit || !ok || d == -1 {
+				return true
+			}
+		}
+	}
+	for _, a := range x.args {
+		if mayOverflow(a) {
+			return true
+		}
+	}
+	return false
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"math"
 	"math/big"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -261,56 +260,67 @@ func orderCompare(a, b any) int {
 }
 
 // arith applies + - * / % to two dynamic values: int64 with int64 stays
-// int64 (wrapping like Go), a float64 on either side makes a float64.
-// NULL, non-numbers and division by zero give NULL.
-func arith(op string, a, b any) any {
+// int64, a float64 (or decimal) on either side makes a float64. NULL,
+// non-numbers and division by zero give NULL. An int64 result that does
+// not fit (it would wrap) sets overflow: the caller reports it, naming the
+// expression.
+func arith(op string, a, b any) (v any, overflow bool) {
 	if x, ok := a.(int64); ok {
 		if y, ok := b.(int64); ok {
 			switch op {
 			case "+":
-				return x + y
+				r := x + y
+				return r, (x >= 0) == (y >= 0) && (r >= 0) != (x >= 0)
 			case "-":
-				return x - y
+				r := x - y
+				return r, (x >= 0) != (y >= 0) && (r >= 0) != (x >= 0)
 			case "*":
-				return x * y
+				if x == 0 || y == 0 {
+					return int64(0), false
+				}
+				r := x * y
+				return r, r/y != x || (x == -1 && y == math.MinInt64) || (y == -1 && x == math.MinInt64)
 			case "/":
 				if y == 0 {
-					return nil
+					return nil, false
 				}
-				return x / y
+				return x / y, x == math.MinInt64 && y == -1
 			case "%":
 				if y == 0 {
-					return nil
+					return nil, false
 				}
-				return x % y
+				if y == -1 {
+					return int64(0), false
+				}
+				return x % y, false
 			}
-			return nil
+			return nil, false
 		}
 	}
 	x, ok1 := toFloat(a)
 	y, ok2 := toFloat(b)
 	if !ok1 || !ok2 {
-		return nil
+		return nil, false
 	}
 	switch op {
 	case "+":
-		return x + y
+		return x + y, false
 	case "-":
-		return x - y
+		return x - y, false
 	case "*":
-		return x * y
+		return x * y, false
 	case "/":
 		if y == 0 {
-			return nil
+			return nil, false
 		}
-		return x / y
+		return x / y, false
 	case "%":
 		if y == 0 {
-			return nil
+			return nil, false
 		}
-		return math.Mod(x, y)
+		return math.Mod(x, y), false
 	}
-	return nil
+	return nil, false
 }
 
 func toFloat(v any) (float64, bool) {
@@ -338,39 +348,6 @@ func negate(v any) any {
 		return -x
 	}
 	return nil
-}
-
-// likeRegexp translates a LIKE pattern (% any run, _ any one character, a
-// backslash makes the next character literal) into an anchored regular
-// expression.
-func likeRegexp(pattern string) (*regexp.Regexp, error) {
-	var b strings.Builder
-	b.WriteString(`(?s)^`)
-	escaped := false
-	for _, r := range pattern {
-		switch {
-		case escaped:
-			b.WriteString(regexp.QuoteMeta(string(r)))
-			escaped = false
-			continue
-		case r == '\\':
-			escaped = true
-			continue
-		}
-		switch r {
-		case '%':
-			b.WriteString(`.*`)
-		case '_':
-			b.WriteString(`.`)
-		default:
-			b.WriteString(regexp.QuoteMeta(string(r)))
-		}
-	}
-	if escaped {
-		b.WriteString(`\\`)
-	}
-	b.WriteString(`$`)
-	return regexp.Compile(b.String())
 }
 
 // formatTime prints a time as RFC 3339, with milliseconds when it has any.
