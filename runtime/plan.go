@@ -59,7 +59,12 @@ type OperatorInfo struct {
 	IsSource    bool
 	IsSink      bool
 	KeyType     string // type of the keys of a keyed operator
-	node        *node
+	// KeyCodec decodes the keys of a keyed operator (nil otherwise).
+	KeyCodec state.AnyCodec
+	// TimerNamespaceType names the type of its timers' namespaces
+	// ("window" for window operators, "void" otherwise).
+	TimerNamespaceType string
+	node               *node
 }
 
 var uidUnsafe = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
@@ -129,6 +134,11 @@ func BuildPlan(j *Job, parallelism, maxParallelism int) (*Plan, error) {
 			Keyed: n.keyed(), IsSource: n.source != nil, IsSink: n.isSink, node: n}
 		if info.Keyed {
 			info.KeyType = n.inputs[0].key.Codec.TypeName()
+			info.KeyCodec = n.inputs[0].key.Codec
+		}
+		info.TimerNamespaceType = state.VoidCodec.TypeName()
+		if n.timerNamespace != nil {
+			info.TimerNamespaceType = n.timerNamespace.TypeName()
 		}
 		for _, in := range n.inputs {
 			if in.part == forward && par(in.from) != par(n) {

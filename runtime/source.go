@@ -160,6 +160,7 @@ type sourceClock struct {
 	idle         bool
 	lastActivity int64
 	lastWhere    Where
+	recordWhere  Where
 	lastTS       int64
 	hasTS        bool
 }
@@ -215,7 +216,7 @@ func (s *sourceOp[T]) saveClock() sourceClock  { return s.sourceClock }
 func (s *sourceOp[T]) loadClock(c sourceClock) { s.sourceClock = c }
 
 func (s *sourceOp[T]) view() SourceView {
-	v := SourceView{LastWhere: s.lastWhere.String(), LastRecordTS: s.lastTS, HasRecordTS: s.hasTS, Watermark: s.emitted, Idle: s.idle,
+	v := SourceView{LastWhere: s.lastWhere.String(), LastRecordWhere: s.recordWhere.String(), LastRecordTS: s.lastTS, HasRecordTS: s.hasTS, Watermark: s.emitted, Idle: s.idle,
 		IdleTimeout: s.wm.Idleness.Milliseconds()}
 	if d, ok := s.src.(InputDescriber); ok {
 		v.Reads = d.DescribeInput()
@@ -267,6 +268,7 @@ func (s *sourceOp[T]) pull(ctx *OperatorContext) (bool, error) {
 			r.Timestamp, r.HasTimestamp = ts, true
 		}
 		s.lastActivity = ctx.ProcessingTime()
+		s.recordWhere = s.lastWhere
 		if r.HasTimestamp {
 			s.lastTS, s.hasTS = r.Timestamp, true
 			if s.wm.Generate {

@@ -51,8 +51,9 @@ type SourceView struct {
 	// Reads describes what the subtask reads ("partitions 0, 4"), when the
 	// source says.
 	Reads string
-	// LastWhere is where the last event read came from ("orders.jsonl:12").
-	LastWhere string
+	// LastWhere is where the last event read came from ("orders.jsonl:12"),
+	// LastRecordWhere where the last record did.
+	LastWhere, LastRecordWhere string
 	// LastRecordTS is the timestamp of the last record (HasRecordTS).
 	LastRecordTS int64
 	HasRecordTS  bool

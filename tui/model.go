@@ -266,6 +266,13 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		return m.openPrompt("command", "savepoint ")
 	case key.Matches(k, m.keys.Open):
 		return m.openPrompt("command", "open ")
+	case key.Matches(k, m.keys.Why):
+		// Why the selected operator's earliest window or timer has not
+		// fired (the first with timers when it has none).
+		if op := m.state.ref.operator; op != nil && op.Keyed {
+			return m.run("why at " + op.UID)
+		}
+		return m.run("why")
 	case key.Matches(k, m.keys.Watches):
 		m.overlay, m.bpList = nil, false
 		m.showWatches = !m.showWatches

@@ -99,14 +99,25 @@ func takeSnapshot(s *session.Session) *snapshot {
 		if ref.operator == nil && len(task.Operators) > 0 {
 			ref.operator = task.Operators[0]
 		}
-		parts := []string{fmt.Sprintf("  [%d] kg %d–%d", v.Index, v.KeyGroups.Start, v.KeyGroups.End), "  wm " + clock(v.Watermark)}
+		wm, idle := v.Watermark, v.Idle
+		if v.Source != nil {
+			// A source subtask's watermark is the one it generates.
+			wm, idle = v.Source.Watermark, v.Source.Idle
+		}
+		parts := []string{fmt.Sprintf("  [%d] kg %d–%d", v.Index, v.KeyGroups.Start, v.KeyGroups.End), "  wm " + clock(wm)}
 		if v.Queued > 0 || len(task.Inputs) > 0 {
 			parts = append(parts, fmt.Sprintf("  queued %d", v.Queued))
 		}
 		if v.Done {
 			parts = append(parts, "  done")
 		}
+		if idle {
+			parts = append(parts, "  idle")
+		}
 		sn.plan = append(sn.plan, planLine{parts: parts, cont: "      ", firstFit: true, sub: len(sn.subtasks)})
+		if ch := channelParts(v); ch != nil {
+			sn.plan = append(sn.plan, planLine{parts: ch, cont: "        ", firstFit: true, sub: -1, dim: true})
+		}
 		for _, r := range v.QueuedRecords[:min(len(v.QueuedRecords), 3)] {
 			sn.plan = append(sn.plan, planLine{text: "      ⋯ " + showRecord(r), sub: -1, dim: true})
 		}
@@ -120,6 +131,31 @@ func takeSnapshot(s *session.Session) *snapshot {
 		sn.bps = append(sn.bps, bpLine{id: b.ID, enabled: b.Enabled, hits: b.Hits, text: b.Describe()})
 	}
 	return sn
+}
+
+// channelParts shows a subtask's input channels when it has more than one:
+// each channel's upstream subtask, watermark and status, the one holding
+// the subtask's watermark back marked ▸.
+func channelParts(v runtime.SubtaskView) []string {
+	if len(v.Channels) < 2 {
+		return nil
+	}
+	parts := []string{"      ⇐"}
+	for _, c := range v.Channels {
+		mark := " "
+		if c.Index == v.HoldingBack {
+			mark = " ▸"
+		}
+		st := ""
+		switch {
+		case c.Idle:
+			st = " idle"
+		case !c.Aligned:
+			st = " catching up"
+		}
+		parts = append(parts, fmt.Sprintf("%s[%d] %s%s", mark, c.FromSubtask, clock(c.Watermark), st))
+	}
+	return parts
 }
 
 // chainParts cuts a chain's name where a line may break: after each "->"

@@ -168,6 +168,19 @@ func Commands() []Command {
 				st, err := s.AdvanceProcessingTime(d.Milliseconds())
 				return Result{Stop: st}, err
 			}},
+		{Name: "why", Aliases: []string{"y"}, Args: "[at OPERATOR] [KEY [TIME]]",
+			Help: "Explain why a window or timer has not fired: when it fires, the operator subtask's watermark, and the input channel (up to its source partition) that holds the watermark back. KEY picks a key, TIME one of its windows (start or end) or timers.",
+			Run: func(ctx context.Context, s *Session, args string) (Result, error) {
+				q, err := ParseWhy(args)
+				if err != nil {
+					return Result{}, err
+				}
+				r, err := s.Why(q)
+				if err != nil {
+					return Result{}, err
+				}
+				return Result{Text: r.String()}, nil
+			}},
 		{Name: "savepoint", Aliases: []string{"sp"}, Args: "DIR", Runs: true,
 			Help: "Write a savepoint of the current state to DIR (which must not exist).",
 			Run: func(ctx context.Context, s *Session, args string) (Result, error) {

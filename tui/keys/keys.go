@@ -39,6 +39,7 @@ type KeyMap struct {
 	Delete      key.Binding
 	Enter       key.Binding
 	Diff        key.Binding
+	Why         key.Binding
 }
 
 // Default is the key map of DESIGN 8: terminal habits, vim and arrows.
@@ -77,6 +78,7 @@ func Default() KeyMap {
 		Delete:      key.NewBinding(key.WithKeys("x", "d", "delete"), key.WithHelp("x", "delete (in B, W)")),
 		Enter:       key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "select")),
 		Diff:        key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "diff")),
+		Why:         key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "why not fired?")),
 	}
 }
 
@@ -89,7 +91,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Next, k.NextMany, k.Step, k.Continue, k.Back, k.Restart, k.Interrupt},
-		{k.Break, k.Breakpoints, k.Watch, k.Watches, k.Delete, k.Savepoint, k.Open, k.Command, k.Filter},
+		{k.Break, k.Breakpoints, k.Watch, k.Watches, k.Delete, k.Savepoint, k.Open, k.Command, k.Filter, k.Why},
 		{k.NextPane, k.PrevPane, k.NextTab, k.PrevTab, k.NextOp, k.PrevOp, k.Up, k.Down, k.PageUp, k.PageDown, k.Top},
 		{k.Help, k.Close, k.Quit},
 	}
