@@ -365,3 +365,20 @@ func TestPhysicalProcessingTimers(t *testing.T) {
 		expectOutput(t, h.Output(""), []optest.Element{optest.RecNoTS("fired 10"), optest.RecNoTS("fired 20"), optest.RecNoTS("fired 30")})
 	})
 }
+
+// TestRestoredOperatorsStartAtMinWatermark: as in Flink, a restored
+// operator's event time starts at MinWatermark and no watermark is emitted
+// again on restore; the next watermark it gets may be lower than the one
+// it had before.
+func TestRestoredOperatorsStartAtMinWatermark(t *testing.T) {
+	backends(t, func(t *testing.T, backend string) {
+		h := processHarness[string](t, backend, querying{runtime.EventTime})
+		h.ProcessWatermark(17)
+		h.ProcessElement(5, 12)
+		h.Restore(h.Snapshot())
+		h.ProcessElement(6, 13)
+		h.ProcessWatermark(10)
+		h.ProcessElement(7, 14)
+		expectOutput(t, h.Output(""), []optest.Element{optest.Rec(fmt.Sprintf("6TIME:%d TS:13", runtime.MinWatermark), 13), optest.WM(10), optest.Rec("7TIME:10 TS:14", 14)})
+	})
+}
