@@ -232,20 +232,16 @@ func (fl *file) add(kg, subtask any, key, ns, uk, value any) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", Columns[c.src], err)
 		}
-		pv[c.src] = v
+		pv[c.src] = fl.schema.level(c.src, v)
 	}
 	return fl.addValues(&pv)
 }
 
-// addValues appends one row of Parquet values in Columns order.
+// addValues appends one row of Parquet values in Columns order, leveled
+// (schema.level).
 func (fl *file) addValues(pv *[6]parquet.Value) error {
 	for i, c := range fl.schema.cols {
-		v := pv[c.src]
-		def := 1
-		if v.IsNull() {
-			def = 0
-		}
-		fl.batch[i] = append(fl.batch[i], v.Level(0, def, c.index))
+		fl.batch[i] = append(fl.batch[i], pv[c.src])
 	}
 	fl.n++
 	if fl.pending++; fl.pending == batchRows {

@@ -142,7 +142,7 @@ func exportRawRange(ctx context.Context, sp *savepoint.Savepoint, op state.Opera
 		if kg, ok, err := sr.NextKeyGroup(); err != nil || !ok || kg != sec.KeyGroup {
 			return readError{sec.SectionError(fmt.Errorf("section does not hold key group %d: %v: %w", sec.KeyGroup, err, state.ErrCorrupt))}
 		}
-		pv[0], pv[1] = parquet.Int32Value(int32(sec.KeyGroup)), parquet.Int32Value(int32(sec.Subtask))
+		kgv, subv := parquet.Int32Value(int32(sec.KeyGroup)), parquet.Int32Value(int32(sec.Subtask))
 		var count int64
 		for {
 			ok, err := sr.Read(&e)
@@ -162,17 +162,19 @@ func exportRawRange(ctx context.Context, sp *savepoint.Savepoint, op state.Opera
 			if n++; n&8191 == 0 && ctx.Err() != nil {
 				return ctx.Err()
 			}
+			sch := cur.fl.schema
+			pv[0], pv[1] = sch.level(0, kgv), sch.level(1, subv)
 			fields := [4][]byte{e.Key, e.Namespace, e.UserKey, e.Value}
 			for i, conv := range [4]rawConv{cur.key, cur.ns, cur.uk, cur.vl} {
 				if i == 2 && e.UserKey == nil {
-					pv[4] = parquet.NullValue()
+					pv[4] = sch.nulls[4]
 					continue
 				}
 				v, err := conv(fields[i], cur.fl)
 				if err != nil {
 					return fmt.Errorf("export: %s, key group %d, key %x: %s: %w", cur.meta.QualifiedName(), e.KeyGroup, e.Key, Columns[i+2], err)
 				}
-				pv[i+2] = v
+				pv[i+2] = sch.level(i+2, v)
 			}
 			if err := cur.fl.addValues(&pv); err != nil {
 				return err

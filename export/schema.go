@@ -17,6 +17,8 @@ type schema struct {
 	schema *parquet.Schema
 	cols   []column // in the schema's column order
 	kinds  [6]kind  // per column of Columns
+	index  [6]int   // schema column index per column of Columns
+	nulls  [6]parquet.Value
 }
 
 type column struct {
@@ -173,6 +175,15 @@ func converter(k kind) func(any) (parquet.Value, error) {
 	}
 }
 
+// level gives a value of column src (in Columns order) its definition
+// level and column index, as the column writers want them.
+func (s *schema) level(src int, v parquet.Value) parquet.Value {
+	if v.IsNull() {
+		return s.nulls[src]
+	}
+	return v.Level(0, 1, s.index[src])
+}
+
 func newSchema(name string, kinds [6]kind) *schema {
 	g := parquet.Group{}
 	for i, c := range Columns {
@@ -188,6 +199,8 @@ func newSchema(name string, kinds [6]kind) *schema {
 			}
 		}
 		s.cols = append(s.cols, column{index: i, src: src, conv: converter(kinds[src])})
+		s.index[src] = i
+		s.nulls[src] = parquet.NullValue().Level(0, 0, i)
 	}
 	return s
 }
