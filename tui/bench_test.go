@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"streamdbg/fixtures"
@@ -28,19 +29,23 @@ func benchSession(b *testing.B, n int) *session.Session {
 			in.WriteByte(' ')
 		}
 	}
-	in.WriteString("w0000001 w0000002\n")
+	// The lines after the keys: the same small step for every stop of
+	// BenchmarkRender's stop sub-benchmarks, whatever the state size.
+	for range renderExtraLines {
+		in.WriteString("w0000001 w0000002\n")
+	}
 	input, err := fixtures.Parse("bench.txt", []byte(in.String()))
 	if err != nil {
 		b.Fatal(err)
 	}
 	// Feed the keys headless (no trace), keep them in a savepoint, and
 	// debug a traced session restored from it.
-	feed := func(restore runtime.Restore, trace bool) *session.Session {
+	feed := func(restore runtime.Restore, trace bool, interval int) *session.Session {
 		job, err := fixtures.Build("wordcount", fixtures.Config{Input: input})
 		if err != nil {
 			b.Fatal(err)
 		}
-		s, err := session.New(job, session.Options{Options: runtime.Options{Trace: trace, Parallelism: 1}, Restore: restore, CheckpointInterval: 1 << 30})
+		s, err := session.New(job, session.Options{Options: runtime.Options{Trace: trace, Parallelism: 1}, Restore: restore, CheckpointInterval: interval})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -48,7 +53,7 @@ func benchSession(b *testing.B, n int) *session.Session {
 		return s
 	}
 	dir := filepath.Join(b.TempDir(), "sp")
-	s := feed(nil, false)
+	s := feed(nil, false, 1<<30)
 	if _, err := s.Run(context.Background(), session.RunOptions{Steps: int64((n + 999) / 1000)}); err != nil {
 		b.Fatal(err)
 	}
@@ -59,29 +64,69 @@ func benchSession(b *testing.B, n int) *session.Session {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s = feed(runtime.FromSavepoint(sp), true)
+	s = feed(runtime.FromSavepoint(sp), true, 0) // the default checkpoints
 	if _, err := s.Execute(context.Background(), "next"); err != nil {
 		b.Fatal(err)
 	}
 	return s
 }
 
-// BenchmarkRender is one View() of the debug screen at 120×40 with 10k and
-// 1M keys in the selected state: the time must not depend on the size
-// (budget: 5 ms a frame). BenchmarkRenderScroll adds a page down (a read
-// of one page and at most one key group) before each frame.
+// renderExtraLines bounds the stops BenchmarkRender's stop sub-benchmarks
+// can take.
+const renderExtraLines = 20_000
+
+// BenchmarkRender measures one TUI stop at 120×40 with 10k and 1M keys in
+// the selected state. stop is the whole per-stop cost, what a user waits
+// for after pressing n: the session's next (one line of two words, the
+// same at both sizes, traced, with the default checkpoints), the model
+// taking the result (the snapshot of plan, state page, output and watches,
+// the pager's load of the visible rows) and View(). view is View() alone
+// on an unchanged model. Budget (DESIGN 12): under 5 ms a stop,
+// independent of the state size.
 func BenchmarkRender(b *testing.B) {
 	for _, n := range []int{10_000, 1_000_000} {
-		b.Run(fmt.Sprintf("keys=%d", n), func(b *testing.B) {
-			s := benchSession(b, n)
-			m := New(s, Options{})
-			m.SetSize(120, 40)
-			if got := m.snap.subtasks[m.plan.sel].operator.Name; got != "count" {
-				b.Fatalf("selected %s", got)
+		m := (*Model)(nil)
+		setup := func(b *testing.B) *Model {
+			if m == nil {
+				s := benchSession(b, n)
+				m = New(s, Options{})
+				m.SetSize(120, 40)
+				if got := m.snap.subtasks[m.plan.sel].operator.Name; got != "count" {
+					b.Fatalf("selected %s", got)
+				}
+				if len(m.state.pager.page) == 0 {
+					b.Fatal("empty state page")
+				}
 			}
-			if len(m.state.pager.page) == 0 {
-				b.Fatal("empty state page")
+			return m
+		}
+		b.Run(fmt.Sprintf("stop/keys=%d", n), func(b *testing.B) {
+			m := setup(b)
+			if b.N > renderExtraLines/2 {
+				b.Skipf("%d stops: more than the input holds", b.N)
 			}
+			b.ReportAllocs()
+			for b.Loop() {
+				_, cmd := m.Update(keyMsg("n"))
+				if cmd == nil {
+					b.Fatal("n started nothing")
+				}
+				// The batch holds the command and a progress tick: run the
+				// command, not the timer.
+				batch, ok := cmd().(tea.BatchMsg)
+				if !ok || len(batch) == 0 {
+					b.Fatal("n did not start a background command")
+				}
+				d, ok := batch[0]().(doneMsg)
+				if !ok || d.err != nil || d.res.Stop == nil || d.res.Stop.Reason != session.ReasonNext {
+					b.Fatalf("next: %+v", d)
+				}
+				m.Update(d)
+				_ = m.View()
+			}
+		})
+		b.Run(fmt.Sprintf("view/keys=%d", n), func(b *testing.B) {
+			m := setup(b)
 			b.ReportAllocs()
 			for b.Loop() {
 				_ = m.View()

@@ -285,6 +285,7 @@ func (b *Backend) current(c *change) change {
 func (b *Backend) apply(c *change) {
 	switch c.kind {
 	case chValue:
+		c.t.touch(int(c.kg))
 		m := c.t.vals[c.kg]
 		if c.c == nil {
 			delete(m, c.key)
@@ -299,6 +300,7 @@ func (b *Backend) apply(c *change) {
 			m[c.key] = c.c
 		}
 	case chList:
+		c.t.touch(int(c.kg))
 		m := c.t.lists[c.kg]
 		if c.lc == nil {
 			delete(m, c.key)
@@ -315,6 +317,7 @@ func (b *Backend) apply(c *change) {
 	case chMapOuter:
 		// For an outer change, mc is the inner map it held (nil: absent);
 		// the logical key is (t, kg, key).
+		c.t.touch(int(c.kg))
 		m := c.t.maps[c.kg]
 		if c.mc == nil {
 			delete(m, c.key)

@@ -42,6 +42,10 @@ type table struct {
 	maps  []map[string]*mapCell
 	// scratch encodes values and user keys for Entries.
 	scratch []byte
+	// order caches each key group's composites in order for Entries (nil:
+	// to sort again); writes that add or remove a composite drop it, so a
+	// view of a large state sorts a key group once, not at every stop.
+	order [][]string
 	// hit is the cell the last Get found, for the Put that usually follows
 	// (read-modify-write: counters, reducing and aggregating Add), so that
 	// it needs no second map lookup. Valid while hitGen is the backend's key
@@ -68,6 +72,25 @@ func newTable(b *Backend, d state.StateDesc) *table {
 }
 
 func (t *table) Desc() state.StateDesc { return t.desc }
+
+// touch drops the cached order of key group index i: a composite came or
+// went.
+func (t *table) touch(i int) {
+	if t.order != nil {
+		t.order[i] = nil
+	}
+}
+
+// sorted returns the composites of m, key group index i, in order.
+func sorted[V any](t *table, i int, m map[string]V) []string {
+	if t.order == nil {
+		t.order = make([][]string, t.b.groups.Len())
+	}
+	if t.order[i] == nil || len(t.order[i]) != len(m) {
+		t.order[i] = sortedComposites(m)
+	}
+	return t.order[i]
+}
 
 func (t *table) describe() state.StateMeta { return t.desc.Meta }
 
@@ -120,6 +143,7 @@ func (t *table) Put(ns []byte, v any) error {
 	ks := string(k)
 	c := &cell{v: v, key: ks}
 	m[ks] = c
+	t.touch(i)
 	t.logNewCell(i, c)
 	return nil
 }
@@ -238,6 +262,7 @@ func (t *table) ListAppend(ns []byte, v any) error {
 	}
 	ks := string(k)
 	m[ks] = &listCell{vs: []any{v}, key: ks}
+	t.touch(i)
 	t.logList(i, ks, nil)
 	return nil
 }
@@ -258,6 +283,7 @@ func (t *table) ListPut(ns []byte, vs []any) error {
 		if c != nil {
 			t.logList(i, c.key, c)
 			delete(m, c.key)
+			t.touch(i)
 		}
 		return nil
 	}
@@ -272,6 +298,7 @@ func (t *table) ListPut(ns []byte, vs []any) error {
 	}
 	ks := string(k)
 	m[ks] = &listCell{vs: slices.Clone(vs), key: ks}
+	t.touch(i)
 	t.logList(i, ks, nil)
 	return nil
 }
@@ -320,6 +347,7 @@ func (t *table) MapPut(ns, userKey []byte, v any) error {
 		ks := string(k)
 		mc = &mapCell{m: map[string]*cell{}, key: ks}
 		m[ks] = mc
+		t.touch(i)
 		t.logMap(i, ks, nil, mc)
 	}
 	uk := string(userKey)
@@ -344,6 +372,7 @@ func (t *table) deleteMapEntry(i int, mc *mapCell, c *cell) {
 func (t *table) deleteMap(i int, mc *mapCell) {
 	t.logMap(i, mc.key, mc, nil)
 	delete(t.maps[i], mc.key)
+	t.touch(i)
 }
 
 // MapDelete removes one map entry, and the map when it was the last.
@@ -409,6 +438,7 @@ func (t *table) Clear(ns []byte) error {
 		if c := t.lists[i][string(k)]; c != nil {
 			t.logList(i, c.key, c)
 			delete(t.lists[i], c.key)
+			t.touch(i)
 		}
 	default:
 		if mc := t.maps[i][string(k)]; mc != nil {
@@ -422,6 +452,7 @@ func (t *table) Clear(ns []byte) error {
 func (t *table) deleteCell(i int, c *cell) {
 	t.logCell(i, c)
 	delete(t.vals[i], c.key)
+	t.touch(i)
 }
 
 // MergeNamespaces folds the sources into target and clears them, as the
@@ -477,6 +508,7 @@ func (t *table) MergeNamespaces(target []byte, sources [][]byte) error {
 			}
 			c := &cell{v: merged, key: tk}
 			m[tk] = c
+			t.touch(i)
 			t.logNewCell(i, c)
 		}
 	case t.lists != nil:
@@ -494,6 +526,7 @@ func (t *table) MergeNamespaces(target []byte, sources [][]byte) error {
 			}
 			t.logList(i, c.key, c)
 			delete(m, c.key)
+			t.touch(i)
 			// A fresh slice: logged headers of acc and c stay as they were.
 			vs = append(slices.Clip(vs), c.vs...)
 			have = true
@@ -508,6 +541,7 @@ func (t *table) MergeNamespaces(target []byte, sources [][]byte) error {
 				t.lists[i] = m
 			}
 			m[tk] = &listCell{vs: vs, key: tk}
+			t.touch(i)
 			t.logList(i, tk, nil)
 		}
 	default:
@@ -530,6 +564,7 @@ func (t *table) MergeNamespaces(target []byte, sources [][]byte) error {
 			}
 			acc = &mapCell{m: map[string]*cell{}, key: tk}
 			m[tk] = acc
+			t.touch(i)
 			t.logMap(i, tk, nil, acc)
 		}
 		for _, src := range srcs {
@@ -574,6 +609,7 @@ func (t *table) load(e state.Entry) error {
 			t.vals[i] = map[string]*cell{}
 		}
 		t.vals[i][k] = &cell{v: v, key: k}
+		t.touch(i)
 	case t.lists != nil:
 		if t.lists[i] == nil {
 			t.lists[i] = map[string]*listCell{}
@@ -582,6 +618,7 @@ func (t *table) load(e state.Entry) error {
 		if c == nil {
 			c = &listCell{key: k}
 			t.lists[i][k] = c
+			t.touch(i)
 		}
 		// INVARIANT: entries of a key group arrive in Entry order, so list
 		// elements arrive by position.
@@ -594,6 +631,7 @@ func (t *table) load(e state.Entry) error {
 		if mc == nil {
 			mc = &mapCell{m: map[string]*cell{}, key: k}
 			t.maps[i][k] = mc
+			t.touch(i)
 		}
 		uk := string(e.UserKey)
 		mc.m[uk] = &cell{v: v, key: uk}
@@ -623,7 +661,7 @@ func (t *table) entries(kg int, yield func(state.Entry) bool) bool {
 	switch {
 	case t.vals != nil:
 		m := t.vals[i]
-		for _, k := range sortedComposites(m) {
+		for _, k := range sorted(t, i, m) {
 			c := m[k]
 			if c == nil {
 				continue
@@ -636,7 +674,7 @@ func (t *table) entries(kg int, yield func(state.Entry) bool) bool {
 	case t.lists != nil:
 		m := t.lists[i]
 		var pos []byte
-		for _, k := range sortedComposites(m) {
+		for _, k := range sorted(t, i, m) {
 			c := m[k]
 			if c == nil {
 				continue
@@ -651,7 +689,7 @@ func (t *table) entries(kg int, yield func(state.Entry) bool) bool {
 		}
 	default:
 		m := t.maps[i]
-		for _, k := range sortedComposites(m) {
+		for _, k := range sorted(t, i, m) {
 			mc := m[k]
 			if mc == nil {
 				continue
