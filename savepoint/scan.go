@@ -70,6 +70,20 @@ func (m *rowMaker) keep(op *operator, e *state.Entry) bool {
 	return !m.skip && m.keys.Match(e.Key) && (m.pre == nil || m.pre(e.Key, e.Value, e.KeyGroup))
 }
 
+// past reports whether no entry after e in its section can be kept: the
+// scan wants one state and e's sorts after it, or e's key is beyond every
+// key the scan wants (entries of a state come in key order).
+func (m *rowMaker) past(e *state.Entry) bool {
+	name := m.scan.StateName
+	if name == "" {
+		return false
+	}
+	if e.State > name {
+		return true
+	}
+	return e.State == name && m.keys.Beyond(e.Key)
+}
+
 // row decodes the row of an entry keep let through.
 func (m *rowMaker) row(op *operator, sub *SubtaskMeta, e *state.Entry) state.KeyedRow {
 	scan := &m.scan
@@ -98,6 +112,18 @@ func (m *rowMaker) row(op *operator, sub *SubtaskMeta, e *state.Entry) state.Key
 	return row
 }
 
+// sectionBufs keeps section buffers between scans: a point query reads one
+// section, and a fresh buffer of a large one costs more than decoding it.
+var sectionBufs sync.Pool
+
+func (m *rowMaker) release() {
+	if m.buf != nil {
+		b := m.buf[:0]
+		sectionBufs.Put(&b)
+		m.buf = nil
+	}
+}
+
 // unit reads one section and makes its rows. The section's bytes are
 // released when it returns: displays copy what they keep (DisplayFunc).
 func (m *rowMaker) unit(s *Savepoint, u scanUnit) ([]state.KeyedRow, error) {
@@ -105,6 +131,11 @@ func (m *rowMaker) unit(s *Savepoint, u scanUnit) ([]state.KeyedRow, error) {
 	defer r.close()
 	if err := r.open(); err != nil {
 		return nil, err
+	}
+	if m.buf == nil {
+		if p, ok := sectionBufs.Get().(*[]byte); ok {
+			m.buf = *p
+		}
 	}
 	b, err := r.readInto(m.buf, u.sec.Offset, u.sec.Size, u.sec.CRC32C, fmt.Sprintf("key group %d", u.sec.KeyGroup))
 	if err != nil {
@@ -137,6 +168,10 @@ func (m *rowMaker) unit(s *Savepoint, u scanUnit) ([]state.KeyedRow, error) {
 		n++
 		if m.keep(u.op, &e) {
 			rows = append(rows, m.row(u.op, u.sub, &e))
+		} else if m.past(&e) {
+			// Entries come by state, then key: nothing after this one
+			// can match. The rest of the section was checked by its CRC.
+			return rows, nil
 		}
 	}
 	if !sr.Done() || n != u.sec.Entries {
@@ -153,6 +188,7 @@ func (s *Savepoint) scanRows(scan state.KeyedScan, units []scanUnit, yield func(
 	workers := min(goruntime.GOMAXPROCS(0), len(units))
 	if workers <= 1 {
 		m := &rowMaker{scan: scan}
+		defer m.release()
 		for _, u := range units {
 			rows, err := m.unit(s, u)
 			for _, row := range rows {
@@ -194,6 +230,7 @@ func (s *Savepoint) scanRows(scan state.KeyedScan, units []scanUnit, yield func(
 		go func() {
 			defer wg.Done()
 			m := &rowMaker{scan: scan}
+			defer m.release()
 			for {
 				select {
 				case <-stop:
@@ -208,11 +245,12 @@ func (s *Savepoint) scanRows(scan state.KeyedScan, units []scanUnit, yield func(
 	}
 	// INVARIANT: the helpers have returned before scanRows does: they hold
 	// no file open and write no result after.
+	m := &rowMaker{scan: scan}
 	defer func() {
 		close(stop)
 		wg.Wait()
+		m.release()
 	}()
-	m := &rowMaker{scan: scan}
 	for i := range units {
 		res := &results[i]
 	wait:

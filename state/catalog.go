@@ -135,6 +135,20 @@ func (f *KeyFilter) Match(key []byte) bool {
 	return false
 }
 
+// Beyond reports whether key sorts after every key of the filter: in a run
+// of entries ordered by key, no later one can match.
+func (f *KeyFilter) Beyond(key []byte) bool {
+	if f == nil {
+		return false
+	}
+	for _, k := range f.keys {
+		if bytes.Compare(key, k) <= 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // OperatorScan selects operator state rows.
 type OperatorScan struct {
 	OperatorID string
