@@ -36,15 +36,37 @@ func TestKeyGroupRangesCoverAllGroups(t *testing.T) {
 	}
 }
 
+// TestKeyGroupForIsStable pins key groups: savepoints store them, so these
+// values must never change. The expected values were computed outside Go
+// (a Python script: FNV-1a of the key's bytes, then Flink's
+// MathUtils.murmurHash, modulo the max parallelism), and so were Flink's
+// own key groups for the same String keys (the murmur hash of Java's
+// String.hashCode), which KeyGroupForHash must give from those hash codes.
 func TestKeyGroupForIsStable(t *testing.T) {
-	// Savepoints store key groups: these values must never change.
-	cases := map[string]int{"flink": KeyGroupFor([]byte("flink"), 128), "": KeyGroupFor(nil, 128)}
-	for k, kg := range cases {
-		if kg < 0 || kg >= 128 {
-			t.Fatalf("%q: key group %d out of range", k, kg)
+	for _, tc := range []struct {
+		key                  string
+		ours128, ours32768   int
+		javaHash             int32
+		flink128, flink32768 int
+	}{
+		{"flink", 115, 30707, 97520992, 98, 16610},
+		{"", 6, 8966, 0, 94, 31198},
+		{"key_662", 13, 10893, -815179886, 41, 11561},
+		{"a", 7, 21511, 97, 81, 19409},
+		{"über", 20, 5908, 7604755, 73, 20169},
+		{"straße", 94, 6878, -891990090, 66, 834},
+	} {
+		if got := KeyGroupFor([]byte(tc.key), 128); got != tc.ours128 {
+			t.Errorf("%q: key group %d of 128, want %d", tc.key, got, tc.ours128)
 		}
-		if again := KeyGroupFor([]byte(k), 128); again != kg {
-			t.Fatalf("%q: %d then %d", k, kg, again)
+		if got := KeyGroupFor([]byte(tc.key), 32768); got != tc.ours32768 {
+			t.Errorf("%q: key group %d of 32768, want %d", tc.key, got, tc.ours32768)
+		}
+		if got := KeyGroupForHash(tc.javaHash, 128); got != tc.flink128 {
+			t.Errorf("%q: Flink key group %d of 128, want %d", tc.key, got, tc.flink128)
+		}
+		if got := KeyGroupForHash(tc.javaHash, 32768); got != tc.flink32768 {
+			t.Errorf("%q: Flink key group %d of 32768, want %d", tc.key, got, tc.flink32768)
 		}
 	}
 }

@@ -163,11 +163,12 @@ func TestStreamWriterRefusesDisorder(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		es   []Entry
+		want string
 	}{
-		{"repeated", []Entry{e("a", "k", 1), e("a", "k", 1)}},
-		{"key order", []Entry{e("a", "k2", 1), e("a", "k1", 1)}},
-		{"state order", []Entry{e("b", "k", 1), e("a", "k", 1)}},
-		{"key group", []Entry{e("a", "k", 1), e("a", "l", 2)}},
+		{"repeated", []Entry{e("a", "k", 1), e("a", "k", 1)}, `state: snapshot stream: key group 1: entry of state "a" out of order or repeated`},
+		{"key order", []Entry{e("a", "k2", 1), e("a", "k1", 1)}, `state: snapshot stream: key group 1: entry of state "a" out of order or repeated`},
+		{"state order", []Entry{e("b", "k", 1), e("a", "k", 1)}, `state: snapshot stream: key group 1: entry of state "a" out of order or repeated`},
+		{"key group", []Entry{e("a", "k", 1), e("a", "l", 2)}, "state: snapshot stream: entry of key group 2 in key group 1"},
 	} {
 		w := NewStreamWriter(io.Discard)
 		if err := w.BeginKeyGroup(1); err != nil {
@@ -179,8 +180,8 @@ func TestStreamWriterRefusesDisorder(t *testing.T) {
 				break
 			}
 		}
-		if err == nil {
-			t.Errorf("%s: no error", tc.name)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
 		}
 	}
 }

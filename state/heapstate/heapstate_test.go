@@ -150,8 +150,8 @@ func TestMergeNamespaces(t *testing.T) {
 		t.Errorf("merged list = %v", vs)
 	}
 	val := must(b.Register(state.Value("v", state.Int64).Desc()))(t)
-	if err := val.MergeNamespaces(w1, [][]byte{w2}); err == nil {
-		t.Error("value state merged without a merge function")
+	if err := val.MergeNamespaces(w1, [][]byte{w2}); err == nil || err.Error() != `heapstate: merge namespaces of state "v": value state has no merge function` {
+		t.Errorf("value state merged without a merge function: %v", err)
 	}
 }
 
@@ -308,16 +308,17 @@ func TestSnapshotRestore(t *testing.T) {
 
 	// Out-of-range entries are an error.
 	b4 := heapstate.New(maxPar, half)
-	if err := b4.Restore(metas, seq(es)); err == nil {
-		t.Error("restore of entries outside the key groups succeeded")
+	if err := b4.Restore(metas, seq(es)); err == nil || !strings.Contains(err.Error(), "heapstate: restore: entry of state ") ||
+		!strings.Contains(err.Error(), ", outside this backend's key groups 0–7") {
+		t.Errorf("restore of entries outside the key groups: %v", err)
 	}
 }
 
 func TestNoCurrentKey(t *testing.T) {
 	b := heapstate.New(maxPar, state.KeyGroupRange{Start: 0, End: 3})
 	tbl := must(b.Register(state.Value("v", state.Int64).Desc()))(t)
-	if _, _, err := tbl.Get(nil); err == nil {
-		t.Error("Get without a current key succeeded")
+	if _, _, err := tbl.Get(nil); err == nil || err.Error() != `heapstate: state "v" accessed with no current key` {
+		t.Errorf("Get without a current key: %v", err)
 	}
 	b.SetCurrentKey([]byte("x"), 9)
 	if err := tbl.Put(nil, int64(1)); err == nil || !strings.Contains(err.Error(), "key group 9") {

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"slices"
+	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -47,6 +49,8 @@ type Backend struct {
 	groups  state.KeyGroupRange
 	maxPar  int
 	tempDir string // removed by Close when Open created it
+	dir     string
+	bg      *backgroundError
 
 	key      []byte // current key as given
 	keyEsc   []byte // current key escaped and terminated
@@ -109,7 +113,11 @@ func Open(opts Options) (*Backend, error) {
 	}
 	cache := pebble.NewCache(opts.CacheSize)
 	defer cache.Unref() // the DB holds its own reference
-	db, err := pebble.Open(dir, pebbleOptions(fs, cache))
+	po := pebbleOptions(fs, cache)
+	bg := &backgroundError{}
+	po.EventListener = &pebble.EventListener{BackgroundError: bg.record}
+	po.MemTableStopWritesThreshold = stopWritesThreshold
+	db, err := pebble.Open(dir, po)
 	if err != nil {
 		if tempDir != "" {
 			os.RemoveAll(tempDir)
@@ -124,7 +132,49 @@ func Open(opts Options) (*Backend, error) {
 		tempDir: tempDir,
 		byName:  map[string]*stateInfo{},
 		nextID:  1,
+		dir:     dir,
+		bg:      bg,
 	}, nil
+}
+
+// stopWritesThreshold is Options.MemTableStopWritesThreshold: at this many
+// memtables (the mutable one and those waiting for their flush) a commit
+// waits in pebble's write stall, which nothing interrupts.
+const stopWritesThreshold = 4
+
+// waitForRoom returns once a commit cannot stall, or with the background
+// error that would make it stall forever: a commit that would stall waits
+// here instead, where the error is seen. (On a full disk every flush
+// fails and is retried without end.)
+func (b *Backend) waitForRoom() error {
+	for {
+		if err := b.bg.check(b.dir); err != nil {
+			return err
+		}
+		if b.db.Metrics().MemTable.Count < stopWritesThreshold {
+			return nil
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// backgroundError keeps the first error of pebble's background work
+// (flushes, compactions): on a full disk a flush fails and is retried
+// forever, and writes would then wait in the write stall without end.
+type backgroundError struct{ err atomic.Pointer[error] }
+
+func (b *backgroundError) record(err error) { b.err.CompareAndSwap(nil, &err) }
+
+// check fails once background work has failed, naming the directory.
+func (b *backgroundError) check(dir string) error {
+	p := b.err.Load()
+	if p == nil {
+		return nil
+	}
+	if vfs.IsNoSpaceError(*p) {
+		return fmt.Errorf("pebblestate: %s: disk full, the state backend cannot write its files (free space, or set --state-dir to a larger disk): %w", dir, *p)
+	}
+	return fmt.Errorf("pebblestate: %s: the state backend cannot write its files: %w", dir, *p)
 }
 
 // pebbleOptions are the options of every store (the benchmark's raw store
@@ -347,7 +397,15 @@ func (b *Backend) commit() error {
 	if b.batch.Empty() {
 		return nil
 	}
+	// INVARIANT: no commit after a failed flush. Commits are the only
+	// writes that can stall, and a failed flush never frees a memtable.
+	if err := b.waitForRoom(); err != nil {
+		return err
+	}
 	if err := b.batch.Commit(pebble.NoSync); err != nil {
+		if vfs.IsNoSpaceError(err) {
+			return fmt.Errorf("pebblestate: %s: disk full: %w", b.dir, err)
+		}
 		return fmt.Errorf("pebblestate: commit: %w", err)
 	}
 	b.batch.Reset()

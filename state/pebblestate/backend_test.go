@@ -8,6 +8,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -92,15 +93,15 @@ func TestValueState(t *testing.T) {
 func TestNoKeyAndOutsideRange(t *testing.T) {
 	b := openMem(t, state.KeyGroupRange{Start: 0, End: 63})
 	tab := must(b.Register(state.Value("v", state.String).Desc()))
-	if _, _, err := tab.Get(nil); err == nil {
-		t.Fatal("Get without a current key: no error")
+	if _, _, err := tab.Get(nil); err == nil || err.Error() != `pebblestate: state "v" accessed with no current key` {
+		t.Fatalf("Get without a current key: %v", err)
 	}
 	b.SetCurrentKey([]byte("k"), 100)
-	if err := tab.Put(nil, "x"); err == nil {
-		t.Fatal("Put in key group 100 of 0–63: no error")
+	if err := tab.Put(nil, "x"); err == nil || err.Error() != `pebblestate: state "v": key group 100 of the current key is outside 0–63` {
+		t.Fatalf("Put outside the key groups: %v", err)
 	}
-	if _, err := tab.ListGet(nil); err == nil {
-		t.Fatal("ListGet on value state: no error")
+	if _, err := tab.ListGet(nil); err == nil || err.Error() != `pebblestate: state "v" is value state; ListGet is not defined on it` {
+		t.Fatalf("ListGet on a value state: %v", err)
 	}
 }
 
@@ -276,8 +277,8 @@ func TestMergeNamespaces(t *testing.T) {
 	check(t, m.Range(func(k string, _ int64) bool { t.Fatalf("source entry %q left", k); return true }))
 
 	v := must(b.Register(state.Value("v", state.Int64).Desc()))
-	if err := v.MergeNamespaces(target, [][]byte{s1}); err == nil {
-		t.Fatal("value state merged without a merge function")
+	if err := v.MergeNamespaces(target, [][]byte{s1}); err == nil || err.Error() != `pebblestate: merge namespaces of state "v": value state has no merge function` {
+		t.Fatalf("value state merged without a merge function: %v", err)
 	}
 }
 
@@ -309,11 +310,11 @@ func TestRegister(t *testing.T) {
 	if t1 != t2 {
 		t.Fatal("second Register gave another table")
 	}
-	if _, err := b.Register(state.Value("s", state.String).Desc()); err == nil {
-		t.Fatal("type change: no error")
+	if _, err := b.Register(state.Value("s", state.String).Desc()); err == nil || err.Error() != `pebblestate: state "s" declared twice: value type changed from int64 to string` {
+		t.Fatalf("type change: %v", err)
 	}
-	if _, err := b.Register(state.Value(state.TimerStateName("event"), state.String).Desc()); err == nil {
-		t.Fatal("timer name: no error")
+	if _, err := b.Register(state.Value(state.TimerStateName("event"), state.String).Desc()); err == nil || err.Error() != `pebblestate: state name "_timer_state/event" is reserved for timers` {
+		t.Fatalf("timer state name: %v", err)
 	}
 	if _, err := b.Timers("event", state.StateMeta{}); err != nil {
 		t.Fatal(err)
@@ -347,11 +348,11 @@ func TestOpenRefusesExistingStore(t *testing.T) {
 	fs := vfs.NewMem()
 	b := must(Open(Options{FS: fs, Dir: "db", KeyGroups: all}))
 	check(t, b.Close())
-	if _, err := Open(Options{FS: fs, Dir: "db", KeyGroups: all}); err == nil {
-		t.Fatal("reopened a store that is only ever rebuilt from snapshots")
+	if _, err := Open(Options{FS: fs, Dir: "db", KeyGroups: all}); err == nil || !strings.Contains(err.Error(), `pebblestate: open db: `) || !strings.Contains(err.Error(), "database already exists") {
+		t.Fatalf("reopened a store that is only ever rebuilt from snapshots: %v", err)
 	}
-	if _, err := Open(Options{FS: fs, KeyGroups: state.KeyGroupRange{Start: 0, End: 128}}); err == nil {
-		t.Fatal("key groups beyond max parallelism: no error")
+	if _, err := Open(Options{FS: fs, KeyGroups: state.KeyGroupRange{Start: 0, End: 128}}); err == nil || err.Error() != "pebblestate: key groups 0–128 outside [0, 128)" {
+		t.Fatalf("key groups beyond the max parallelism: %v", err)
 	}
 }
 

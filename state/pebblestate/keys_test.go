@@ -3,8 +3,12 @@ package pebblestate
 import (
 	"bytes"
 	"cmp"
+	"encoding/binary"
+	"errors"
 	"math/rand/v2"
 	"testing"
+
+	"streamdbg/state"
 )
 
 // TestCompositeOrder checks the property Entries relies on: composite keys
@@ -70,22 +74,47 @@ func FuzzSplitKey(f *testing.F) {
 	})
 }
 
+// FuzzListValue cuts arbitrary list values into elements: an error is
+// marked corrupt; a value that cuts whole re-encodes to elements that cut
+// back the same, and to the same bytes when its lengths were minimal
+// varints (what appendElement writes).
 func FuzzListValue(f *testing.F) {
 	f.Add(appendElement(appendElement(nil, []byte("ab")), nil))
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
+	f.Add([]byte{0x80, 0x00}) // 0 as a two-byte varint
 	f.Fuzz(func(t *testing.T, v []byte) {
-		var out []byte
+		orig := v
+		var elems [][]byte
+		canonical := true
 		for len(v) > 0 {
+			n, w := binary.Uvarint(v)
 			elem, rest, err := nextElement(v)
 			if err != nil {
+				if !errors.Is(err, state.ErrCorrupt) {
+					t.Fatalf("error not marked corrupt: %v", err)
+				}
 				return
 			}
-			if len(rest) >= len(v) {
-				t.Fatal("no progress")
+			if len(rest) >= len(v) || uint64(len(elem)) != n || len(elem)+w+len(rest) != len(v) {
+				t.Fatalf("element of %d bytes (length %d, %d-byte varint) and %d left from %d bytes", len(elem), n, w, len(rest), len(v))
 			}
-			out = appendElement(out, elem)
+			canonical = canonical && w == len(binary.AppendUvarint(nil, n))
+			elems = append(elems, elem)
 			v = rest
 		}
-		_ = out
+		var out []byte
+		for _, e := range elems {
+			out = appendElement(out, e)
+		}
+		if canonical && !bytes.Equal(out, orig) {
+			t.Fatalf("%x re-encodes as %x", orig, out)
+		}
+		for i := 0; len(out) > 0; i++ {
+			elem, rest, err := nextElement(out)
+			if err != nil || i >= len(elems) || !bytes.Equal(elem, elems[i]) {
+				t.Fatalf("re-encoded element %d: %x, %v", i, elem, err)
+			}
+			out = rest
+		}
 	})
 }

@@ -148,8 +148,9 @@ func TestSnapshotRoundTrip(t *testing.T) {
 			restored += m.Entries
 		}
 		// Registered, the values read back through the codecs.
-		if _, err := dst.Register(state.Value("zz-value", state.String).Desc()); err == nil {
-			t.Fatal("restored int64 state registered as string")
+		if _, err := dst.Register(state.Value("zz-value", state.String).Desc()); err == nil ||
+			err.Error() != `pebblestate: restored state "zz-value" cannot be read as declared: value type changed from int64 to string` {
+			t.Fatalf("restored int64 state registered as string: %v", err)
 		}
 		srcRed := must(src.Register(reducing().Desc()))
 		dstRed := must(dst.Register(reducing().Desc()))
@@ -205,10 +206,10 @@ func TestRestoreRejects(t *testing.T) {
 	one := func(e state.Entry) func(func(state.Entry, error) bool) {
 		return func(yield func(state.Entry, error) bool) { yield(e, nil) }
 	}
-	if err := b.Restore(metas, one(state.Entry{State: "v", KeyGroup: 9})); err == nil {
-		t.Fatal("entry outside key groups: no error")
+	if err := b.Restore(metas, one(state.Entry{State: "v", KeyGroup: 9})); err == nil || err.Error() != `pebblestate: restore: state "v": key group 9 outside 0–3` {
+		t.Fatalf("entry outside key groups: %v", err)
 	}
-	if err := b.Restore(metas, one(state.Entry{State: "w", KeyGroup: 1})); err == nil {
-		t.Fatal("entry without meta: no error")
+	if err := b.Restore(metas, one(state.Entry{State: "w", KeyGroup: 1})); err == nil || err.Error() != `pebblestate: restore: entry of state "w" without metadata` {
+		t.Fatalf("entry of an undescribed state: %v", err)
 	}
 }
