@@ -68,6 +68,7 @@ func nilIfEmpty(s string) any {
 var metaTable = &table{name: "state_meta", kind: tableMeta, cols: []column{
 	{"operator_id", tString, func(r *srcRow) any { return r.meta.OperatorID }, func(r *srcRow) string { return r.meta.OperatorID }},
 	{"operator_name", tString, func(r *srcRow) any { return r.meta.OperatorName }, func(r *srcRow) string { return r.meta.OperatorName }},
+	{"operator_uid", tString, func(r *srcRow) any { return nilIfEmpty(r.meta.OperatorUID) }, nil},
 	{"state_name", tString, func(r *srcRow) any { return r.meta.StateName }, func(r *srcRow) string { return r.meta.StateName }},
 	{"scope", tString, func(r *srcRow) any { return r.meta.Scope.String() }, nil},
 	{"kind", tString, func(r *srcRow) any { return r.meta.Kind.String() }, nil},

@@ -111,8 +111,11 @@ func (k Kind) Mode() string {
 // without the job's code. It is registered when the state is declared and
 // written into every savepoint.
 type StateMeta struct {
-	OperatorID    string `json:"operator_id"`
-	OperatorName  string `json:"operator_name"`
+	OperatorID   string `json:"operator_id"`
+	OperatorName string `json:"operator_name"`
+	// OperatorUID is the operator's uid where a reader knows it (a Flink
+	// savepoint of version 5+, or named from a compiled SQL plan).
+	OperatorUID   string `json:"operator_uid,omitempty"`
 	StateName     string `json:"state_name"`
 	Scope         Scope  `json:"-"`
 	Kind          Kind   `json:"-"`

@@ -269,8 +269,10 @@ func (sp *Savepoint) States() []state.StateMeta {
 	var metas []state.StateMeta
 	for _, op := range sp.md.operators {
 		name := sp.opName(op)
+		uid := sp.operators[sp.opIndex(op)].UID
 		seen := map[string]int{}
 		add := func(m state.StateMeta) int {
+			m.OperatorUID = uid
 			if i, ok := seen[m.StateName]; ok {
 				if metas[i].Status == "" {
 					metas[i].Status = m.Status // a gap in one subtask is a gap
