@@ -3,9 +3,12 @@ package flink
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -353,5 +356,131 @@ func BenchmarkRowDataPointLookup(b *testing.B) {
 		if n != 1 {
 			b.Fatalf("%d rows", n)
 		}
+	}
+}
+
+// TestUnreadableStateKeepsTheOthers: a state whose values this reader
+// cannot decode (a RAW field of Kryo-serialized values) is listed with its
+// status; the state after it in the same header is read; a scan of
+// everything leaves the unreadable one out, a scan naming it fails.
+func TestUnreadableStateKeepsTheOthers(t *testing.T) {
+	var f enc
+	f.i32(6)
+	f.u8(0)
+	rowDataSnapshot(&f, "B")
+	f.u16(2)
+	// state 0: ROW<BIGINT, RAW('…')> whose RAW serializer is Kryo's.
+	f.utf("kryoState")
+	f.i32(backendKeyValue)
+	f.i32(1)
+	f.utf("KEYED_STATE_TYPE")
+	f.utf("VALUE")
+	f.i32(2)
+	f.utf("VALUE_SERIALIZER")
+	f.i32(2)
+	f.utf("org.apache.flink.table.runtime.typeutils.RowDataSerializer$RowDataSerializerSnapshot")
+	f.i32(3)
+	f.i32(2)
+	f.Write(javaBigInt)
+	f.Write(javaType("RawType", "RAW", true, nil, nil))
+	f.i32(nestedMagic)
+	f.i32(1)
+	f.i32(2)
+	f.utf(longSnapshot)
+	f.i32(3)
+	f.utf("org.apache.flink.table.runtime.typeutils.RawValueDataSerializer$RawValueDataSerializerSnapshot")
+	f.i32(3)
+	f.i32(compositeMagic)
+	f.i32(0)
+	f.i32(nestedMagic)
+	f.i32(1)
+	f.i32(1)
+	f.utf("org.apache.flink.api.java.typeutils.runtime.kryo.KryoSerializerSnapshot")
+	f.i32(2)
+	f.utf("com.example.Accumulator")
+	for range 3 {
+		f.i64(linkedMapMagic)
+		f.i32(0)
+	}
+	f.utf("NAMESPACE_SERIALIZER")
+	f.snapshot(voidNSSnapshot)
+	// state 1: the group aggregate's accumulator.
+	f.utf("accState")
+	f.i32(backendKeyValue)
+	f.i32(1)
+	f.utf("KEYED_STATE_TYPE")
+	f.utf("VALUE")
+	f.i32(2)
+	f.utf("VALUE_SERIALIZER")
+	rowDataSnapshot(&f, "BBBS")
+	f.utf("NAMESPACE_SERIALIZER")
+	f.snapshot(voidNSSnapshot)
+
+	offsets := make([]int64, 128)
+	key := binaryRow(int64(7))
+	kg := state.KeyGroupForHash(rowHashCode(key), 128)
+	offsets[kg] = int64(f.Len())
+	f.u16(0)
+	pair := func(last bool, value []byte) {
+		var k enc
+		k.u8(byte(kg))
+		k.i32(int32(len(key)))
+		k.Write(key)
+		k.u8(0)
+		kb := k.Bytes()
+		if last {
+			kb[0] |= 0x80
+		}
+		f.i32(int32(len(kb)))
+		f.Write(kb)
+		f.i32(int32(4 + len(value)))
+		f.i32(int32(len(value)))
+		f.Write(value)
+	}
+	pair(true, append(binaryRow(int64(1), nil), 0)) // unread: its bytes are skipped
+	f.u16(1)
+	pair(true, binaryRow(int64(7), int64(14), int64(21), "acc7"))
+	f.u16(endOfKeyGroup)
+
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "keyed-0"), f.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := synthOptions{fileName: "keyed-0", maxParallel: 128}
+	if err := os.WriteFile(filepath.Join(dir, "_metadata"), synthMetadata(o, f.Bytes(), offsets), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sp, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	metas := sp.States()
+	if len(metas) != 2 || metas[0].StateName != "kryoState" || metas[1].StateName != "accState" {
+		t.Fatalf("states %+v", metas)
+	}
+	if st := metas[0].Status; !strings.Contains(st, "Kryo") || !strings.Contains(st, "com.example.Accumulator") {
+		t.Errorf("kryoState status %q", st)
+	}
+	if metas[1].Status != "" || metas[1].Entries != 1 {
+		t.Errorf("accState %+v", metas[1])
+	}
+	var got []string
+	for r, err := range sp.Keyed(state.KeyedScan{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, r.StateName+" "+canon(r.Key)+" "+canon(r.Value))
+	}
+	if want := []string{"accState +I[7] +I[7, 14, 21, 'acc7']"}; !slices.Equal(got, want) {
+		t.Errorf("rows %q, want %q", got, want)
+	}
+	var scanErr error
+	for _, err := range sp.Keyed(state.KeyedScan{StateName: "kryoState"}) {
+		if err != nil {
+			scanErr = err
+		}
+	}
+	if scanErr == nil || !errors.Is(scanErr, ErrUnsupported) || !strings.Contains(scanErr.Error(), "kryoState") {
+		t.Errorf("scan of kryoState: %v", scanErr)
 	}
 }
