@@ -44,19 +44,19 @@ func newEnv(verbose bool, stdout, stderr io.Writer) *env {
 
 // jobFlags are shared by debug and run.
 type jobFlags struct {
-	Job                   string `arg:"" optional:"" default:"wordcount" help:"Example job (see 'streamdbg jobs')."`
-	Input                 string `help:"Input fixture (.txt, .jsonl, .csv) instead of the job's embedded one." type:"existingfile"`
-	Backend               string `help:"Keyed state backend: heap or pebble (the job's code wins; then this flag; then the config file)." enum:",heap,pebble" default:""`
-	StateDir              string `help:"Directory for the pebble backend (default: a temporary directory removed on exit)."`
-	Parallelism           int    `help:"Default parallelism of the job's operators."`
-	MaxParallelism        int    `help:"Max parallelism: the number of key groups (default 128)."`
-	Config                string `help:"Config file (default: streamdbg.yaml in the working directory, if present)."`
-	FromSavepoint         string `help:"Start from this savepoint directory."`
-	AllowNonRestoredState bool   `help:"Drop savepoint state whose operator is not in the job instead of refusing."`
-	CheckpointInterval    int    `help:"Source records between in-memory checkpoints (default 1000)."`
-	OnBadRecord           string `help:"What to do with a malformed input line: fail or skip (logged)." enum:"fail,skip" default:"fail"`
-	WallClock             bool   `help:"Let processing time follow the wall clock instead of the virtual clock (runs are then not deterministic)."`
-	MaxLineBytes          int    `help:"Longest input line accepted, in bytes (default 1 MiB); a longer one is a bad record."`
+	Job                   string   `arg:"" optional:"" default:"wordcount" help:"Example job (see 'streamdbg jobs')."`
+	Input                 []string `help:"Input fixture (.txt, .jsonl, .csv) instead of the job's embedded one; NAME=FILE feeds the source NAME of a job with several sources (repeatable)." placeholder:"[NAME=]FILE" sep:"none"`
+	Backend               string   `help:"Keyed state backend: heap or pebble (the job's code wins; then this flag; then the config file)." enum:",heap,pebble" default:""`
+	StateDir              string   `help:"Directory for the pebble backend (default: a temporary directory removed on exit)."`
+	Parallelism           int      `help:"Default parallelism of the job's operators."`
+	MaxParallelism        int      `help:"Max parallelism: the number of key groups (default 128)."`
+	Config                string   `help:"Config file (default: streamdbg.yaml in the working directory, if present)."`
+	FromSavepoint         string   `help:"Start from this savepoint directory."`
+	AllowNonRestoredState bool     `help:"Drop savepoint state whose operator is not in the job instead of refusing."`
+	CheckpointInterval    int      `help:"Source records between in-memory checkpoints (default 1000)."`
+	OnBadRecord           string   `help:"What to do with a malformed input line: fail or skip (logged)." enum:"fail,skip" default:"fail"`
+	WallClock             bool     `help:"Let processing time follow the wall clock instead of the virtual clock (runs are then not deterministic)."`
+	MaxLineBytes          int      `help:"Longest input line accepted, in bytes (default 1 MiB); a longer one is a bad record."`
 }
 
 // open builds the job and a session over it, applying the precedence job
@@ -67,19 +67,23 @@ func (f *jobFlags) open(e *env, out io.Writer, trace bool) (*session.Session, er
 		return nil, usageError{err}
 	}
 	fc := fixtures.Config{OnBadRecord: f.OnBadRecord, Log: e.log}
-	if f.Input != "" {
+	if len(f.Input) > 0 {
 		if f.MaxLineBytes < 0 {
 			return nil, usageError{errors.New("--max-line-bytes must not be negative")}
 		}
-		in, err := fixtures.Load(f.Input, fixtures.ParseOptions{MaxLineBytes: f.MaxLineBytes})
+		fc.Input, fc.Inputs, err = fixtures.ParseInputs(f.Job, f.Input, fixtures.ParseOptions{MaxLineBytes: f.MaxLineBytes})
+		var ie *fixtures.InputError
+		if errors.As(err, &ie) {
+			return nil, usageError{err}
+		}
 		if err != nil {
 			return nil, err
 		}
-		fc.Input = in
 	}
 	job, err := fixtures.Build(f.Job, fc)
 	if err != nil {
-		if strings.HasPrefix(err.Error(), "unknown job") {
+		var ie *fixtures.InputError
+		if strings.HasPrefix(err.Error(), "unknown job") || errors.As(err, &ie) {
 			return nil, usageError{err}
 		}
 		return nil, err
@@ -147,7 +151,7 @@ func (jobsCmd) Run(e *env) error {
 		if ex.Name == fixtures.DefaultJob {
 			def = " (default)"
 		}
-		fmt.Fprintf(w, "%s%s\t%s\tinput: %s\n", ex.Name, def, ex.Description, ex.Fixture)
+		fmt.Fprintf(w, "%s%s\t%s\tinput: %s\n", ex.Name, def, ex.Description, ex.Inputs())
 	}
 	return w.Flush()
 }

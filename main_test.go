@@ -32,6 +32,12 @@ func TestExitStatusesAndMessages(t *testing.T) {
 {"customer": oops
 {"customer":"a","product":"p2","amount":5}
 `)
+	rules := writeFile(t, "rules.jsonl", `{"page":"/a","category":"docs","ts":"2026-03-01T12:00:10Z"}
+`)
+	clicks := writeFile(t, "clicks.jsonl", `{"user":"u1","page":"/a","ts":"2026-03-01T12:00:05Z"}
+{"user":"u2","page":"/a","ts":"2026-03-01T12:00:12Z"}
+`)
+	words := writeFile(t, "words.txt", "zebra\n")
 	for _, tc := range []struct {
 		name     string
 		args     []string
@@ -55,6 +61,18 @@ func TestExitStatusesAndMessages(t *testing.T) {
 		{name: "malformed query", args: []string{"run", "orders", "--query", "SELECT key FROM keyed_state WHER key = 'x'"}, code: 2,
 			stderr: []string{"1:"}},
 		{name: "negative parallelism", args: []string{"run", "--parallelism", "-2"}, code: 2, stderr: []string{"parallelism"}},
+		{name: "named inputs", args: []string{"run", "enrich", "--input", "rules=" + rules, "--input", "clicks=" + clicks}, code: 0,
+			stdout: []string{`{"user":"u1","page":"/a","ts":"2026-03-01T12:00:05Z","category":null}`, `{"user":"u2","page":"/a","ts":"2026-03-01T12:00:12Z","category":"docs"}`}},
+		{name: "one named input", args: []string{"run", "enrich", "--input", "clicks=" + clicks}, code: 0,
+			stdout: []string{`{"user":"u1","page":"/a","ts":"2026-03-01T12:00:05Z","category":null}`}},
+		{name: "named input of a one-source job", args: []string{"run", "wordcount", "--input", "lines=" + words}, code: 0,
+			stdout: []string{`{"word":"zebra","count":1}`}},
+		{name: "unnamed input of a two-source job", args: []string{"run", "enrich", "--input", clicks}, code: 2,
+			stderr: []string{"rules, clicks", "--input NAME=FILE"}},
+		{name: "unknown source", args: []string{"run", "enrich", "--input", "views=" + clicks}, code: 2,
+			stderr: []string{`no source "views"`, "rules, clicks"}},
+		{name: "input twice", args: []string{"run", "enrich", "--input", "clicks=" + clicks, "--input", "clicks=" + clicks}, code: 2,
+			stderr: []string{"clicks has an input already"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errs := cmd(t, tc.args...)

@@ -547,17 +547,50 @@ func (e *Executor) startSource() error {
 			}
 		}
 	}
+	st := e.dueSource()
+	if st == nil {
+		e.finished = true
+		return ErrFinished
+	}
+	st.stack = append(st.stack, work{kind: wSourcePull})
+	e.active = st
+	return nil
+}
+
+// dueSource picks the source subtask to read next: with several source
+// subtasks that all assign timestamps and can peek, the one whose next
+// record has the lowest timestamp (control records and the end of input
+// first; ties: the source declared first, then the lower subtask);
+// otherwise round-robin by record. nil when every source is done.
+func (e *Executor) dueSource() *subtask {
+	ordered := len(e.sources) > 1
+	for _, st := range e.sources {
+		if !st.done && !st.ops[0].src.orderable() {
+			ordered = false
+			break
+		}
+	}
+	if ordered {
+		var best *subtask
+		var bestDue int64
+		for _, st := range e.sources {
+			if st.done {
+				continue
+			}
+			if d := st.ops[0].src.due(); best == nil || d < bestDue {
+				best, bestDue = st, d
+			}
+		}
+		return best
+	}
 	for range e.sources {
 		st := e.sources[e.nextSrc%len(e.sources)]
 		e.nextSrc++
 		if !st.done {
-			st.stack = append(st.stack, work{kind: wSourcePull})
-			e.active = st
-			return nil
+			return st
 		}
 	}
-	e.finished = true
-	return ErrFinished
+	return nil
 }
 
 // pick chooses the next subtask with work, in the scheduler's fixed order.

@@ -52,3 +52,11 @@ func (s *sliceSource[T]) Next() (SourceEvent[T], bool, error) {
 	s.next++
 	return SourceEvent[T]{Value: s.items[i], Where: Where{File: fmt.Sprintf("%s[%d]", s.name, i), Line: i + 1}}, true, nil
 }
+
+// Peek returns what Next returns next, without reading it.
+func (s *sliceSource[T]) Peek() (SourceEvent[T], bool, error) {
+	if s.next >= len(s.items) {
+		return SourceEvent[T]{}, false, nil
+	}
+	return SourceEvent[T]{Value: s.items[s.next], Where: Where{File: fmt.Sprintf("%s[%d]", s.name, s.next), Line: s.next + 1}}, true, nil
+}

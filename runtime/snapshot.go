@@ -179,6 +179,8 @@ func (e *Executor) ResumeTime(cp *Checkpoint) error { return e.loadClock(cp.cloc
 // state: Flink restores none of it.
 type clockState struct {
 	subtasks []subtaskClock
+	// nextSrc is the round-robin position over the source subtasks.
+	nextSrc int
 }
 
 type subtaskClock struct {
@@ -196,7 +198,7 @@ type opClock struct {
 }
 
 func (e *Executor) saveClock() *clockState {
-	c := &clockState{subtasks: make([]subtaskClock, len(e.subtasks))}
+	c := &clockState{subtasks: make([]subtaskClock, len(e.subtasks)), nextSrc: e.nextSrc}
 	for i, st := range e.subtasks {
 		sc := subtaskClock{valve: st.valve.save(), channels: slices.Clone(st.channels)}
 		for _, pt := range st.pts.timers {
@@ -218,6 +220,7 @@ func (e *Executor) loadClock(c *clockState) error {
 	if c == nil || len(c.subtasks) != len(e.subtasks) {
 		return fmt.Errorf("runtime: cannot resume: the checkpoint was taken with another plan")
 	}
+	e.nextSrc = c.nextSrc
 	for i, st := range e.subtasks {
 		sc := c.subtasks[i]
 		if len(sc.ops) != len(st.ops) || len(sc.channels) != len(st.channels) {

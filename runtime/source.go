@@ -65,6 +65,14 @@ type Source[T any] interface {
 	Next() (ev SourceEvent[T], ok bool, err error)
 }
 
+// Peeker is a Source that can tell its next event without consuming it:
+// Next returns that event afterwards. With several sources, the executor
+// reads them in event-time order of their next records when every source
+// assigns timestamps and can peek (see Executor.Next).
+type Peeker[T any] interface {
+	Peek() (ev SourceEvent[T], ok bool, err error)
+}
+
 // InputDescriber is a Source that says what its subtask reads
 // ("partitions 1, 5"), for views and why.
 type InputDescriber interface {
@@ -131,6 +139,13 @@ type sourceRunner interface {
 	// commandWatermark emits wm on the debugger's command.
 	commandWatermark(ctx *OperatorContext, wm int64)
 	view() SourceView
+	// orderable reports whether the source assigns timestamps and can
+	// peek: it can take part in the event-time order of several sources.
+	orderable() bool
+	// due is the event time of the next event: its record's timestamp;
+	// MinWatermark for a control record, the end of the input, or a next
+	// record that cannot be read (the read reports why).
+	due() int64
 	// saveClock and loadClock keep what resuming a checkpoint exactly
 	// (back) needs beyond operator state.
 	saveClock() sourceClock
@@ -172,6 +187,9 @@ type sourceOp[T any] struct {
 	wm    WatermarkStrategy[T]
 	arena slotArena[T]
 	sourceClock
+	// peeked caches due until the next pull.
+	peeked    bool
+	peekedDue int64
 }
 
 func (s *sourceOp[T]) Open(ctx *OperatorContext) error {
@@ -224,7 +242,35 @@ func (s *sourceOp[T]) view() SourceView {
 	return v
 }
 
+func (s *sourceOp[T]) orderable() bool {
+	_, ok := s.src.(Peeker[T])
+	return ok && s.wm.Timestamp != nil
+}
+
+func (s *sourceOp[T]) due() int64 {
+	if s.peeked {
+		return s.peekedDue
+	}
+	d := int64(MinWatermark)
+	if p, ok := s.src.(Peeker[T]); ok {
+		ev, ok, err := p.Peek()
+		if err == nil && ok && ev.Kind == EventRecord {
+			switch {
+			case s.wm.Timestamp != nil:
+				if ts, err := s.wm.Timestamp(ev.Value); err == nil {
+					d = ts
+				}
+			case ev.HasTimestamp:
+				d = ev.Timestamp
+			}
+		}
+	}
+	s.peeked, s.peekedDue = true, d
+	return d
+}
+
 func (s *sourceOp[T]) pull(ctx *OperatorContext) (bool, error) {
+	s.peeked = false
 	ev, ok, err := s.src.Next()
 	if err != nil {
 		return false, err
