@@ -557,13 +557,14 @@ func (e *Executor) startSource() error {
 	return nil
 }
 
-// dueSource picks the source subtask to read next: with several source
-// subtasks that all assign timestamps and can peek, the one whose next
-// record has the lowest timestamp (control records and the end of input
-// first; ties: the source declared first, then the lower subtask);
-// otherwise round-robin by record. nil when every source is done.
+// dueSource picks the source subtask to read next: with several sources
+// whose subtasks all assign timestamps and can peek, the subtask whose
+// next record has the lowest timestamp (control records and the end of
+// input first; ties: the source declared first, then the lower subtask);
+// otherwise (one source, parallel or not, included) round-robin by record.
+// nil when every source is done.
 func (e *Executor) dueSource() *subtask {
-	ordered := len(e.sources) > 1
+	ordered := len(e.sources) > 1 && e.sources[0].task != e.sources[len(e.sources)-1].task
 	for _, st := range e.sources {
 		if !st.done && !st.ops[0].src.orderable() {
 			ordered = false
