@@ -254,6 +254,7 @@ func parseQuery(text string) (*query.Query, error) {
 
 type debugCmd struct {
 	jobFlags
+	FailAt int64 `help:"Inject one failure while source record N is read, to watch a failure, R (restart) and u (back)."`
 }
 
 func (d *debugCmd) Run(e *env) error {
@@ -272,6 +273,7 @@ func (d *debugCmd) Run(e *env) error {
 		return tui.RunFailure(err, tui.Options{})
 	}
 	defer s.Close()
+	s.SetFailAt(d.FailAt)
 	return tui.Run(s, tui.Options{})
 }
 
@@ -384,7 +386,7 @@ func (o *openCmd) Run(e *env) error {
 	if closer, ok := cat.(io.Closer); ok {
 		defer closer.Close()
 	}
-	return tui.BrowseCatalog(cat, o.Dir, tui.Options{})
+	return tui.BrowseSavepoint(session.NewSavepoint(cat, o.Dir), tui.Options{})
 }
 
 type savepointCmd struct {

@@ -38,7 +38,7 @@ var importRules = []struct {
 	{"runtime/internal/optest", []string{"state", "runtime"}},
 	{"runtime/session", []string{"state", "savepoint", "savepoint/flink", "savepoint/diff", "runtime", "query"}},
 	{"fixtures", []string{"state", "runtime", "runtime/window"}},
-	{"tui", []string{"state", "savepoint", "savepoint/flink", "runtime", "runtime/session", "query", "tui/styles", "tui/keys"}},
+	{"tui", []string{"runtime/session", "query", "tui/styles", "tui/keys"}},
 	{"tui/styles", nil},
 	{"tui/keys", nil},
 	{"query/querytest", []string{"state", "query", "savepoint", "runtime", "runtime/session", "fixtures"}},
@@ -111,4 +111,33 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// TestTUITalksOnlyToSession: the terminal UI reaches the runtime and
+// savepoints through runtime/session alone (plain view values, as delve's
+// terminal uses its service API), and formats with query. Its non-test
+// files import no runtime, savepoint, state or backend package.
+func TestTUITalksOnlyToSession(t *testing.T) {
+	forbidden := []string{"runtime", "runtime/window", "savepoint", "savepoint/flink", "savepoint/flink/rocksdb", "savepoint/modify",
+		"state", "state/heapstate", "state/pebblestate", "fixtures"}
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("tui/*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no tui files: %v", err)
+	}
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if local, ok := strings.CutPrefix(p, "streamdbg/"); ok && contains(forbidden, local) {
+				t.Errorf("%s imports %s: the TUI must go through runtime/session", path, p)
+			}
+		}
+	}
 }

@@ -91,10 +91,10 @@ func BenchmarkRender(b *testing.B) {
 				s := benchSession(b, n)
 				m = New(s, Options{})
 				m.SetSize(120, 40)
-				if got := m.snap.subtasks[m.plan.sel].operator.Name; got != "count" {
-					b.Fatalf("selected %s", got)
+				if op, _ := m.state.operator(); op.Name != "count" {
+					b.Fatalf("selected %s", op.Name)
 				}
-				if len(m.state.pager.page) == 0 {
+				if len(m.state.page()) == 0 {
 					b.Fatal("empty state page")
 				}
 			}

@@ -3,22 +3,17 @@ package tui
 import (
 	"context"
 	"fmt"
-	"io"
 	"iter"
+	"strconv"
 	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
-	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
-	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"streamdbg/query"
 	"streamdbg/runtime/session"
-	"streamdbg/savepoint"
-	"streamdbg/savepoint/flink"
-	"streamdbg/state"
 	"streamdbg/tui/keys"
 	"streamdbg/tui/styles"
 )
@@ -34,69 +29,102 @@ type browserQueryMsg struct {
 	diff bool // a diff against another savepoint, not a query
 }
 
+// browserItem is a line of the browser's list: a state, or a gap (what
+// the savepoint has but cannot be read, with the reason).
+type browserItem struct {
+	meta session.StateMeta
+	gap  string
+	op   session.OperatorInfo
+}
+
 // browser is the savepoint browser: StateMeta on top, operators and their
-// states on the left, the entries of the chosen state on the right (one
-// page read at a time), a skew chart, and the query bar.
+// states on the left (gaps listed, never hidden), the entries of the
+// chosen state on the right (one page read at a time), a skew chart, and
+// the query bar.
 type browser struct {
-	cat    state.Catalog
-	name   string
+	sp     *session.Savepoint
 	st     *styles.Styles
 	keys   *keys.KeyMap
 	help   help.Model
 	nested bool // opened from the debugger: q and esc go back
 
-	states  []state.StateMeta
-	ops     map[string]state.OperatorInfo
-	sel     int // selected state
+	items   []browserItem
+	ops     map[string]session.OperatorInfo
+	nstates int
+	sel     int // selected item
 	focus   int // 0 states, 1 entries
 	entries *pager
-	skew    []int64 // entries per subtask (or key group) of the operator
-	skewBy  string
-	filter  string // the `/` expression over the chosen state's entries
+	cur     int
+	filter  string
 	cond    *query.Compiled
+	query   string
 
-	prompt     textinput.Model
-	promptMode string
-	overlay    *overlay
-	status     string
-	busy       context.CancelFunc
-	w, h       int
-}
-
-// openCatalog opens a savepoint directory, ours or Apache Flink's.
-func openCatalog(dir string) (state.Catalog, error) {
-	if flink.IsFlink(dir) {
-		return flink.Open(dir)
-	}
-	return savepoint.Open(vfs.Default, dir)
+	prompt  *prompt
+	overlay component
+	status  string
+	busy    context.CancelFunc
+	w, h    int
 }
 
 func openBrowser(dir string, st *styles.Styles, k *keys.KeyMap, nested bool) (*browser, error) {
-	cat, err := openCatalog(dir)
+	sp, err := session.OpenSavepoint(dir)
 	if err != nil {
 		return nil, err
 	}
-	return newBrowser(cat, dir, st, k, nested), nil
+	return newBrowser(sp, st, k, nested), nil
 }
 
-func newBrowser(cat state.Catalog, name string, st *styles.Styles, k *keys.KeyMap, nested bool) *browser {
-	b := &browser{cat: cat, name: name, st: st, keys: k, help: help.New(), nested: nested, ops: map[string]state.OperatorInfo{}}
-	for _, o := range cat.Operators() {
+func newBrowser(sp *session.Savepoint, st *styles.Styles, k *keys.KeyMap, nested bool) *browser {
+	b := &browser{sp: sp, st: st, keys: k, help: help.New(), nested: nested, ops: map[string]session.OperatorInfo{}, prompt: newPrompt()}
+	var order []string
+	for _, o := range sp.Operators() {
 		b.ops[o.ID] = o
+		order = append(order, o.ID)
 	}
-	for _, m := range cat.States() {
-		if m.Scope == state.ScopeKeyed || m.Scope == state.ScopeOperator {
-			b.states = append(b.states, m)
+	byOp := map[string][]session.StateMeta{}
+	for _, m := range sp.States() {
+		byOp[m.OperatorID] = append(byOp[m.OperatorID], m)
+		if _, ok := b.ops[m.OperatorID]; !ok {
+			b.ops[m.OperatorID] = session.OperatorInfo{ID: m.OperatorID, Name: m.OperatorName}
+			order = append(order, m.OperatorID)
 		}
 	}
-	b.prompt = textinput.New()
+	vocab := vocabulary{states: map[string][]string{}}
+	for _, id := range order {
+		op := b.ops[id]
+		listed := map[string]bool{}
+		vocab.operators = append(vocab.operators, op.Name)
+		for _, m := range byOp[id] {
+			it := browserItem{meta: m, op: op}
+			if m.Status != "" && m.Status != "ok" {
+				it.gap = m.Name + ": " + m.Status
+				if strings.HasPrefix(m.Name, "(") {
+					// A placeholder for what cannot be listed: the
+					// operator's own list of gaps says it again.
+					it.gap = m.Status
+					listed[strings.Trim(m.Name, "()")] = true
+				}
+				listed[m.Status] = true
+			}
+			b.items = append(b.items, it)
+			vocab.states[op.Name] = append(vocab.states[op.Name], m.Name)
+			b.nstates++
+		}
+		for _, g := range op.Gaps {
+			if listed[g] || listed["keyed state"] && strings.HasPrefix(g, "keyed state") || listed["raw keyed state"] && strings.HasPrefix(g, "raw") {
+				continue // a state's status says it already
+			}
+			b.items = append(b.items, browserItem{gap: g, op: op, meta: session.StateMeta{OperatorID: id, OperatorName: op.Name}})
+		}
+	}
+	b.prompt.vocab = vocab
 	b.SetSize(120, 40)
 	b.choose()
 	return b
 }
 
 func (b *browser) layout() (metaH, leftW, bodyH int) {
-	metaH = min(len(b.states)+3, max(4, b.h/4))
+	metaH = min(len(b.items)+3, max(4, b.h/4))
 	bodyH = max(4, b.h-metaH-3)
 	leftW = max(26, min(44, b.w*32/100))
 	return
@@ -105,7 +133,7 @@ func (b *browser) layout() (metaH, leftW, bodyH int) {
 func (b *browser) SetSize(w, h int) {
 	b.w, b.h = w, h
 	b.help.SetWidth(w)
-	b.prompt.SetWidth(max(10, w-4))
+	b.prompt.SetWidth(w)
 	if b.entries != nil {
 		b.entries.resize(b.entryRows())
 	}
@@ -116,50 +144,27 @@ func (b *browser) SetSize(w, h int) {
 
 func (b *browser) entryRows() int {
 	_, _, bodyH := b.layout()
-	return max(1, bodyH-3)
+	return max(1, bodyH-4)
 }
 
-// choose opens the selected state's entries and its skew chart.
+// choose opens the selected state's entries.
 func (b *browser) choose() {
-	if len(b.states) == 0 {
+	b.entries, b.cur = nil, 0
+	if len(b.items) == 0 || b.items[b.sel].gap != "" {
 		return
 	}
-	m := b.states[b.sel]
+	m := b.items[b.sel].meta
 	op := b.ops[m.OperatorID]
 	var src rowSource
-	if m.Scope == state.ScopeKeyed {
-		src = &savepointKeyed{cat: b.cat, meta: m, maxKG: max(1, op.MaxParallelism) - 1, cond: b.cond}
-	} else {
-		src = &savepointOperator{cat: b.cat, meta: m, cond: b.cond}
+	switch {
+	case m.Kind == "timers":
+		src = &savepointTimers{sp: b.sp, meta: m, domain: session.TimerDomain(m.Name), maxKG: max(1, op.MaxParallelism) - 1, cond: b.cond}
+	case m.Scope == "keyed":
+		src = &savepointKeyed{sp: b.sp, meta: m, maxKG: max(1, op.MaxParallelism) - 1, cond: b.cond}
+	default:
+		src = &savepointOperator{sp: b.sp, meta: m, cond: b.cond}
 	}
 	b.entries = newPager(src, b.entryRows())
-	b.skew, b.skewBy = skewOf(b.cat, m)
-}
-
-// skewOf reads entries per subtask from a savepoint's metadata (no state is
-// read); for other catalogs it has nothing to say.
-func skewOf(cat state.Catalog, m state.StateMeta) ([]int64, string) {
-	sp, ok := cat.(interface{ Meta() *savepoint.Metadata })
-	if !ok {
-		return nil, ""
-	}
-	for _, op := range sp.Meta().Operators {
-		if op.ID != m.OperatorID {
-			continue
-		}
-		var out []int64
-		for _, sub := range op.Subtasks {
-			var n int64
-			if sub.Keyed != nil {
-				for _, s := range sub.Keyed.Sections {
-					n += s.Entries
-				}
-			}
-			out = append(out, n)
-		}
-		return out, "entries per subtask (all keyed states of the operator)"
-	}
-	return nil, ""
 }
 
 func (b *browser) Update(msg tea.Msg) tea.Cmd {
@@ -169,23 +174,35 @@ func (b *browser) Update(msg tea.Msg) tea.Cmd {
 	case browserQueryMsg:
 		b.busy = nil
 		if msg.err != nil {
-			b.overlay = errorOverlay(b.keys, msg.text, msg.err)
+			b.showError(msg.text, msg.err)
 		} else {
-			b.overlay = queryOverlay(b.keys, msg.q)
+			tv := newTableView(b.keys, b.st, msg.q)
 			if msg.diff {
-				b.overlay.title = "Diff · " + msg.text + " · " + strings.TrimPrefix(b.overlay.title, "Query · ")
+				tv.title = "Diff · " + msg.text + " · " + strings.TrimPrefix(tv.title, "Query · ")
 			}
+			b.showOverlay(tv)
 		}
-		b.overlay.SetSize(b.w, b.h-3)
+	case promptMsg:
+		return b.submit(msg)
+	case statusMsg:
+		b.status = msg.text
+	case detailMsg:
+		b.showOverlay(textOverlay(b.keys, b.st, "Details · "+msg.d.title, msg.d.lines(nil, 0)))
+	case closeMsg:
+		b.overlay = nil
 	case tea.KeyPressMsg:
 		return b.key(msg)
-	case tea.MouseWheelMsg:
+	case tea.MouseMsg:
+		ev := pointer(msg, msg.Mouse().X, msg.Mouse().Y)
 		if b.overlay != nil {
-			b.overlay.Update(msg)
-		} else if msg.Button == tea.MouseWheelDown {
-			b.entries.down(3)
-		} else if msg.Button == tea.MouseWheelUp {
-			b.entries.up(3)
+			return settle(b.overlay.Update(ev), b.Update)
+		}
+		if w, ok := ev.(wheelMsg); ok && b.entries != nil {
+			if w.up {
+				b.entries.up(3)
+			} else {
+				b.entries.down(3)
+			}
 		}
 	}
 	return nil
@@ -198,6 +215,24 @@ func (b *browser) quit() tea.Cmd {
 	return tea.Quit
 }
 
+func (b *browser) showOverlay(c component) {
+	b.overlay = c
+	c.SetSize(b.w, b.h-3)
+}
+
+func (b *browser) showError(text string, err error) {
+	b.status = oneLine(err.Error())
+	b.showOverlay(textOverlay(b.keys, b.st, "Error", append(errorLines(text, err), "", "esc closes")))
+}
+
+func (b *browser) keyMap() []key.Binding {
+	k := b.keys
+	if b.focus == 0 {
+		return []key.Binding{k.Up, k.Down, k.Top, k.Bottom, k.Enter}
+	}
+	return append([]key.Binding{k.Enter, k.Filter}, k.Scroll()...)
+}
+
 func (b *browser) key(k tea.KeyPressMsg) tea.Cmd {
 	if b.busy != nil {
 		if key.Matches(k, b.keys.Interrupt) {
@@ -205,103 +240,210 @@ func (b *browser) key(k tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	}
-	if b.promptMode != "" {
-		switch k.String() {
-		case "esc":
-			b.promptMode = ""
-			return nil
-		case "enter":
-			mode := b.promptMode
-			b.promptMode = ""
-			if mode == "filter" {
-				b.setFilter(strings.TrimSpace(b.prompt.Value()))
-				return nil
-			}
-			if mode == "diff" {
-				return b.runDiff(strings.TrimSpace(b.prompt.Value()))
-			}
-			return b.runQuery(strings.TrimSpace(b.prompt.Value()))
+	if b.prompt.active() {
+		cmd, line := b.prompt.Update(k)
+		if line != nil {
+			return b.submit(*line)
 		}
-		var cmd tea.Cmd
-		b.prompt, cmd = b.prompt.Update(k)
 		return cmd
 	}
-	switch {
-	case key.Matches(k, b.keys.Close):
-		if b.overlay != nil {
+	km := b.keys
+	if b.overlay != nil {
+		switch {
+		case key.Matches(k, km.Close):
 			b.overlay = nil
 			return nil
+		case key.Matches(k, km.Search):
+			if _, ok := b.overlay.(searcher); ok {
+				return b.prompt.open("search", "")
+			}
+		case key.Matches(k, km.Help):
+			b.showHelp(b.overlay.KeyMap(), "this view")
+			return nil
 		}
+		return settle(b.overlay.Update(k), b.Update)
+	}
+	switch {
+	case key.Matches(k, km.Close) && k.String() == "esc":
 		if b.nested {
 			return b.quit()
 		}
-	case key.Matches(k, b.keys.Quit):
+	case key.Matches(k, km.Quit):
 		if k.String() == "ctrl+c" {
 			return tea.Quit
 		}
 		return b.quit()
-	case key.Matches(k, b.keys.Help):
-		lines := strings.Split(b.help.FullHelpView(b.keys.FullHelp()), "\n")
-		b.overlay = &overlay{keys: b.keys, title: "Help · esc closes", text: append(lines, "", "In the browser: tab switches states/entries, / filters the chosen state's entries (e.g. value > 50 AND key LIKE 'key_1%'), : runs a query on the savepoint")}
-		b.overlay.SetSize(b.w, b.h-3)
-	case key.Matches(k, b.keys.Command):
-		b.promptMode = "query"
-		b.prompt.Prompt = ":"
-		b.prompt.SetValue("SELECT * FROM keyed_state LIMIT 100")
-		if len(b.states) > 0 {
-			m := b.states[b.sel]
-			b.prompt.SetValue(fmt.Sprintf("SELECT key, value FROM %q.%q LIMIT 100", b.ops[m.OperatorID].Name, m.StateName))
+	case key.Matches(k, km.Help):
+		where := "the states list"
+		if b.focus == 1 {
+			where = "the entries"
 		}
-		b.prompt.CursorEnd()
-		return b.prompt.Focus()
-	case key.Matches(k, b.keys.Filter) && b.overlay == nil:
-		b.promptMode = "filter"
-		b.prompt.Prompt = "/"
-		b.prompt.SetValue(b.filter)
-		b.prompt.CursorEnd()
-		return b.prompt.Focus()
-	case key.Matches(k, b.keys.Diff) && b.overlay == nil:
-		b.promptMode = "diff"
-		b.prompt.Prompt = "diff " + b.name + " against: "
-		b.prompt.SetValue("")
-		return b.prompt.Focus()
-	case b.overlay != nil:
-		b.overlay.Update(k)
-	case key.Matches(k, b.keys.NextPane, b.keys.PrevPane):
+		b.showHelp(b.keyMap(), where)
+	case key.Matches(k, km.Command):
+		v := "SELECT * FROM keyed_state LIMIT 100"
+		if len(b.items) > 0 {
+			m := b.items[b.sel].meta
+			v = fmt.Sprintf("SELECT key, value FROM %q.%q LIMIT 100", m.OperatorName, m.Name)
+		}
+		return b.prompt.open("command", v)
+	case key.Matches(k, km.Filter):
+		return b.prompt.open("filter", b.filter)
+	case key.Matches(k, km.Diff):
+		b.prompt.open("diff", "")
+		b.prompt.input.Prompt = "diff " + b.sp.Dir + " against: "
+		return nil
+	case key.Matches(k, km.Search):
+		b.focus = 1
+		return b.prompt.open("search", "")
+	case key.Matches(k, km.NextPane, km.PrevPane):
 		b.focus = 1 - b.focus
-	case b.focus == 0 && key.Matches(k, b.keys.Up, b.keys.Down, b.keys.Top):
+	case b.focus == 0 && key.Matches(k, km.Up, km.Down, km.Top, km.Bottom):
 		switch {
-		case key.Matches(k, b.keys.Up):
+		case key.Matches(k, km.Up):
 			b.sel = max(0, b.sel-1)
-		case key.Matches(k, b.keys.Down):
-			b.sel = min(len(b.states)-1, b.sel+1)
-		default:
+		case key.Matches(k, km.Down):
+			b.sel = min(len(b.items)-1, b.sel+1)
+		case key.Matches(k, km.Top):
 			b.sel = 0
+		default:
+			b.sel = len(b.items) - 1
 		}
 		// A filter belongs to the entries of the state it was typed for.
 		b.filter, b.cond = "", nil
 		b.choose()
-	case key.Matches(k, b.keys.Enter):
+	case b.focus == 0 && key.Matches(k, km.Enter):
 		b.focus = 1
+	case key.Matches(k, km.Enter):
+		return settle(b.details(), b.Update)
+	case key.Matches(k, km.SearchNext):
+		b.status = b.find(b.query, 1)
+	case key.Matches(k, km.SearchPrev):
+		b.status = b.find(b.query, -1)
 	case b.entries != nil:
-		b.entries.scroll(k, b.keys, b.entryRows())
+		b.scroll(k)
 	}
 	return nil
 }
 
-// setFilter filters the chosen state's entries with a `/` expression (""
-// clears it); an error shows with a caret under its position.
-func (b *browser) setFilter(text string) {
-	c, err := compileFilter(text)
-	if err != nil {
-		b.overlay = errorOverlay(b.keys, text, err)
-		b.overlay.SetSize(b.w, b.h-3)
-		b.status = err.Error()
-		return
+func (b *browser) scroll(k tea.KeyPressMsg) {
+	km := b.keys
+	n := len(b.entries.page)
+	size := b.entryRows()
+	switch {
+	case key.Matches(k, km.Up):
+		if b.cur > 0 {
+			b.cur--
+		} else {
+			b.entries.up(1)
+		}
+	case key.Matches(k, km.Down):
+		if b.cur < n-1 {
+			b.cur++
+		} else {
+			b.entries.down(1)
+			if b.entries.more || n == size {
+				b.cur = len(b.entries.page) - 1
+			}
+		}
+	case key.Matches(k, km.PageUp):
+		b.entries.up(size - 1)
+	case key.Matches(k, km.PageDown):
+		b.entries.down(size - 1)
+	case key.Matches(k, km.Top):
+		b.entries.top()
+		b.cur = 0
+	case key.Matches(k, km.Bottom):
+		total := -1
+		if m := b.items[b.sel].meta; b.filter == "" && m.Entries > 0 {
+			total = int(m.Entries)
+		}
+		b.entries.bottom(total)
+		b.cur = len(b.entries.page) - 1
 	}
-	b.filter, b.cond, b.status = text, c, ""
-	b.focus = 1
-	b.choose()
+	b.cur = max(0, min(b.cur, len(b.entries.page)-1))
+}
+
+func (b *browser) showHelp(local []key.Binding, where string) {
+	lines := helpLines(where, local, b.keys.BrowserGlobal(), false)
+	lines = append(lines, "In the browser: tab switches between the states and their entries; f filters the chosen state's entries",
+		"(e.g. value > 50 AND key LIKE 'key_1%'); / searches them; : runs a query on the savepoint (Tab completes).")
+	b.showOverlay(textOverlay(b.keys, b.st, "Help", lines))
+}
+
+func (b *browser) details() tea.Cmd {
+	if b.entries == nil || b.cur >= len(b.entries.page) {
+		return nil
+	}
+	r := b.entries.page[b.cur].row
+	m := b.items[b.sel].meta
+	d := detail{title: m.OperatorName + "." + m.Name}
+	switch {
+	case m.Kind == "timers":
+		d.fields = [][2]string{{"domain", r.Domain}, {"timestamp", timestamp(r.Timestamp)}, {"epoch ms", strconv.FormatInt(r.Timestamp, 10)},
+			{"key", pretty(r.Key)}, {"namespace", pretty(r.Namespace)}, {"key group", strconv.Itoa(r.KeyGroup)}, {"subtask", strconv.Itoa(r.Subtask)}}
+	case m.Scope == "keyed":
+		d.fields = [][2]string{{"key", pretty(r.Key)}, {"namespace", pretty(r.Namespace)}, {"user key", pretty(r.UserKey)},
+			{"key group", strconv.Itoa(r.KeyGroup)}, {"subtask", strconv.Itoa(r.Subtask)}, {"types", m.KeyType + " → " + m.ValueType}}
+		d.value, d.hasValue = r.Value, true
+	default:
+		d.fields = [][2]string{{"subtask", strconv.Itoa(r.Subtask)}, {"position", strconv.Itoa(r.Position)}, {"key", pretty(r.Key)}, {"mode", r.Kind}}
+		d.value, d.hasValue = r.Value, true
+	}
+	return showDetail(d)
+}
+
+func (b *browser) search(text string) string {
+	b.query = text
+	return b.find(text, 1)
+}
+
+func (b *browser) find(text string, dir int) string {
+	if text == "" || b.entries == nil {
+		return "no search: / searches the entries"
+	}
+	t := strings.ToLower(text)
+	pick, err := findRow(b.entries.src, b.entries.index+b.cur, dir, func(r pageRow) bool {
+		for _, c := range r.cells {
+			if strings.Contains(strings.ToLower(c), t) {
+				return true
+			}
+		}
+		return false
+	})
+	if err != nil {
+		return err.Error()
+	}
+	if pick.index < 0 {
+		return fmt.Sprintf("no entry with %q", text)
+	}
+	b.entries.seek(pick.kg, pick.skip, pick.index)
+	b.cur = 0
+	return fmt.Sprintf("%q: entry %d (. next, , previous)", text, pick.index+1)
+}
+
+func (b *browser) submit(p promptMsg) tea.Cmd {
+	switch p.mode {
+	case "filter":
+		c, err := compileFilter(p.line)
+		if err != nil {
+			b.showError(p.line, err)
+			return nil
+		}
+		b.filter, b.cond, b.status = p.line, c, ""
+		b.focus = 1
+		b.choose()
+	case "search":
+		if s, ok := b.overlay.(searcher); ok && b.overlay != nil {
+			b.status = s.search(p.line)
+		} else {
+			b.status = b.search(p.line)
+		}
+	case "diff":
+		return b.runDiff(p.line)
+	default:
+		return b.runQuery(p.line)
+	}
+	return nil
 }
 
 func (b *browser) runQuery(text string) tea.Cmd {
@@ -310,11 +452,11 @@ func (b *browser) runQuery(text string) tea.Cmd {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	b.busy = cancel
-	cat := b.cat
+	sp := b.sp
 	return func() tea.Msg {
 		defer cancel()
 		start := time.Now()
-		rows, err := query.RunText(ctx, cat, text)
+		rows, err := sp.Query(ctx, text)
 		if err != nil {
 			return browserQueryMsg{text: text, err: err}
 		}
@@ -326,21 +468,21 @@ func (b *browser) runQuery(text string) tea.Cmd {
 // runDiff compares this savepoint (old) with the one in the directory that
 // args starts with (new), keeping the rows of the filter that may follow.
 func (b *browser) runDiff(args string) tea.Cmd {
-	dir, filter, _ := strings.Cut(args, " ")
+	dir, filter, _ := strings.Cut(strings.TrimSpace(args), " ")
 	if dir == "" {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	b.busy = cancel
-	cat, name := b.cat, b.name
+	sp := b.sp
 	return func() tea.Msg {
 		defer cancel()
 		start := time.Now()
-		other, err := session.OpenCatalog(dir)
+		rows, done, err := sp.Diff(ctx, dir, strings.TrimSpace(filter))
 		if err != nil {
 			return browserQueryMsg{text: args, err: err, diff: true}
 		}
-		rows := session.DiffRows(ctx, cat, other, name, dir, strings.TrimSpace(filter))
+		defer done()
 		q, err := readRows(filter, rows, start)
 		return browserQueryMsg{text: dir, q: q, err: err, diff: true}
 	}
@@ -349,10 +491,23 @@ func (b *browser) runDiff(args string) tea.Cmd {
 func (b *browser) render() string {
 	st := b.st
 	var out strings.Builder
-	out.WriteString(fit(fmt.Sprintf(" %s · savepoint %s · %d operators · %d states", st.Header.Render("streamdbg"), b.name, len(b.ops), len(b.states)), b.w))
+	// The counts go before the path, which a narrow terminal cuts; gaps
+	// are what is listed but cannot be read.
+	head := fmt.Sprintf(" %s · %d operators · %d states", st.Header.Render("streamdbg"), len(b.ops), b.nstates)
+	gaps := 0
+	for _, it := range b.items {
+		if it.gap != "" {
+			gaps++
+		}
+	}
+	if gaps > 0 {
+		head += " · " + st.Failed.Render(plural(int64(gaps), "gap", "gaps")+" (⚠: not read)")
+	}
+	head += " · " + b.sp.String()
+	out.WriteString(fit(head, b.w))
 	out.WriteByte('\n')
 	if b.overlay != nil {
-		out.WriteString(b.overlay.View(st))
+		out.WriteString(b.overlay.View(true))
 	} else {
 		metaH, leftW, bodyH := b.layout()
 		out.WriteString(b.metaView(metaH))
@@ -361,7 +516,7 @@ func (b *browser) render() string {
 	}
 	out.WriteByte('\n')
 	switch {
-	case b.promptMode != "":
+	case b.prompt.active():
 		out.WriteString(fit(b.prompt.View(), b.w))
 	case b.busy != nil:
 		out.WriteString(fit(" running query · esc interrupts", b.w))
@@ -374,21 +529,24 @@ func (b *browser) render() string {
 }
 
 func (b *browser) metaView(h int) string {
-	cols := []column{{"operator", 8, 2}, {"state", 6, 2}, {"scope", 8, 0}, {"kind", 11, 0}, {"key", 6, 1}, {"value", 6, 2}, {"entries", 9, 0}, {"bytes", 9, 0}}
-	first := max(0, min(b.sel-(h-4), len(b.states)-(h-3)))
+	cols := []column{{"operator", 8}, {"state", 6}, {"scope", 5}, {"kind", 5}, {"key", 5}, {"value", 5}, {"entries", 7}, {"bytes", 5}}
+	first := max(0, min(b.sel-(h-4), len(b.items)-(h-3)))
 	var rows [][]string
-	for i := first; i < len(b.states) && len(rows) < h-3; i++ {
-		m := b.states[i]
-		value := m.ValueType
-		if m.Status != "" {
-			value = "unreadable: " + m.Status // StateMeta.Status: why the reader cannot read it
+	for i := first; i < len(b.items) && len(rows) < h-3; i++ {
+		it := b.items[i]
+		m := it.meta
+		if it.gap != "" {
+			rows = append(rows, []string{m.OperatorName, "⚠ " + it.gap, "", "", "", "", "", ""})
+			continue
 		}
-		rows = append(rows, []string{m.OperatorName, m.StateName, fmt.Sprint(m.Scope), fmt.Sprint(m.Kind), m.KeyType, value,
-			fmt.Sprint(m.Entries), fmt.Sprint(m.Bytes)})
+		rows = append(rows, []string{m.OperatorName, m.Name, m.Scope, m.Kind, m.KeyType, m.ValueType, commas(m.Entries), commas(m.Bytes)})
 	}
-	lines := table(b.st, cols, rows, b.w-2, func(i, j int, s string) string {
+	lines := table(b.st, cols, rows, b.w-2, false, func(i, j int, s string) string {
 		if first+i == b.sel {
 			return b.st.Selected.Render(s)
+		}
+		if b.items[first+i].gap != "" {
+			return b.st.Failed.Render(s)
 		}
 		return s
 	})
@@ -399,16 +557,23 @@ func (b *browser) statesView(w, h int) string {
 	var lines []string
 	lastOp := ""
 	selLine := 0
-	for i, m := range b.states {
-		if m.OperatorID != lastOp {
-			lastOp = m.OperatorID
-			o := b.ops[m.OperatorID]
+	for i, it := range b.items {
+		if it.meta.OperatorID != lastOp {
+			lastOp = it.meta.OperatorID
+			o := b.ops[lastOp]
 			lines = append(lines, fmt.Sprintf("▸ %s ×%d", o.Name, o.Parallelism))
 		}
-		l := fit(fmt.Sprintf("   %s  %s", m.StateName, b.st.Dim.Render(fmt.Sprint(m.Kind))), w-2)
-		if i == b.sel {
-			l = b.st.Selected.Render(fit(fmt.Sprintf("   %s  %s", m.StateName, m.Kind), w-2))
+		text := fmt.Sprintf("   %s  %s", it.meta.Name, it.meta.Kind)
+		if it.gap != "" {
+			text = "   ⚠ not read: " + it.gap
+		}
+		l := fit(text, w-2)
+		switch {
+		case i == b.sel:
+			l = b.st.Selected.Render(l)
 			selLine = len(lines)
+		case it.gap != "":
+			l = b.st.Failed.Render(l)
 		}
 		lines = append(lines, l)
 	}
@@ -425,18 +590,23 @@ func (b *browser) statesView(w, h int) string {
 	return box(b.st, "Operators & states", b.focus == 0, w, h, append(lines, chart...))
 }
 
-// skewChart draws one bar per subtask, scaled to the widest.
+// skewChart draws one bar per subtask of the selected state's operator,
+// scaled to the widest, when the savepoint's metadata counts them.
 func (b *browser) skewChart(w int) []string {
-	if len(b.skew) == 0 || len(b.skew) > 16 {
+	if len(b.items) == 0 {
+		return nil
+	}
+	skew := b.sp.Skew[b.items[b.sel].meta.OperatorID]
+	if len(skew) == 0 || len(skew) > 16 {
 		return nil
 	}
 	var top int64 = 1
-	for _, n := range b.skew {
+	for _, n := range skew {
 		top = max(top, n)
 	}
-	out := []string{b.st.Dim.Render(fit("skew: entries per subtask", w))}
+	out := []string{b.st.Dim.Render(fit("skew: keyed entries per subtask", w))}
 	barW := max(1, w-16)
-	for i, n := range b.skew {
+	for i, n := range skew {
 		bar := strings.Repeat("█", int(int64(barW)*n/top))
 		out = append(out, fmt.Sprintf("[%d] %s %d", i, b.st.Bar.Render(bar), n))
 	}
@@ -444,51 +614,84 @@ func (b *browser) skewChart(w int) []string {
 }
 
 func (b *browser) entriesView(w, h int) string {
-	if b.entries == nil {
+	if len(b.items) == 0 {
 		return box(b.st, "Entries", b.focus == 1, w, h, []string{"no states"})
 	}
-	m := b.states[b.sel]
+	it := b.items[b.sel]
+	title := fmt.Sprintf("Entries · %s.%s", it.meta.OperatorName, it.meta.Name)
+	if it.gap != "" {
+		lines := wrapLines([]string{b.st.Failed.Render("Not read: " + it.gap), "",
+			"This part of the savepoint is listed so that nothing looks empty that is not: streamdbg cannot read it yet."}, w-2)
+		return box(b.st, "Entries · "+it.meta.OperatorName, b.focus == 1, w, h, lines)
+	}
+	m := it.meta
 	var cols []column
-	if m.Scope == state.ScopeKeyed {
-		cols = []column{{"kg", 4, 0}, {"subtask", 7, 0}, {"key", 6, 3}, {"namespace", 9, 1}, {"user key", 8, 1}, {"value", 8, 4}}
-	} else {
-		cols = []column{{"subtask", 7, 0}, {"position", 8, 0}, {"key", 5, 2}, {"value", 8, 4}}
+	switch {
+	case m.Kind == "timers":
+		cols = []column{{"kg", 2}, {"subtask", 3}, {"domain", 6}, {"timestamp", 19}, {"key", 6}, {"namespace", 9}}
+	case m.Scope == "keyed":
+		cols = []column{{"kg", 2}, {"subtask", 3}, {"key", 6}, {"namespace", 9}, {"user key", 6}, {"value", 12}}
+	default:
+		cols = []column{{"subtask", 3}, {"position", 3}, {"key", 5}, {"value", 12}}
 	}
 	rows := make([][]string, len(b.entries.page))
 	for i, r := range b.entries.page {
 		rows[i] = r.cells
 	}
-	lines := table(b.st, cols, rows, w-2, nil)
-	if b.entries.err != nil {
-		lines = append(lines, b.st.Failed.Render(b.entries.err.Error()))
+	rows, date := factorDates(rows)
+	q := strings.ToLower(b.query)
+	lines := table(b.st, cols, rows, w-2, false, func(i, j int, s string) string {
+		switch {
+		case i == b.cur && b.focus == 1:
+			return b.st.Selected.Render(s)
+		case q != "" && strings.Contains(strings.ToLower(s), q):
+			return b.st.Match.Render(s)
+		}
+		return s
+	})
+	if err := b.entries.err; err != nil {
+		lines = append(lines, wrapLines([]string{b.st.Failed.Render(err.Error())}, w-2)...)
+	} else if len(b.entries.page) == 0 {
+		lines = append(lines, b.st.Dim.Render("no entries"))
 	}
 	for len(lines) < h-3 {
 		lines = append(lines, "")
 	}
-	status := fmt.Sprintf("rows %d–%d of %d", b.entries.index+1, b.entries.index+len(b.entries.page), m.Entries)
-	if b.filter != "" {
+	status := ""
+	if len(b.entries.page) > 0 {
+		status = fmt.Sprintf("%s–%s", commas(int64(b.entries.index+1)), commas(int64(b.entries.index+len(b.entries.page))))
+	}
+	switch {
+	case b.filter != "":
 		// The metadata counts all entries, not the matching ones.
-		status = fmt.Sprintf("rows %d–%d", b.entries.index+1, b.entries.index+len(b.entries.page))
 		if len(b.entries.page) == 0 {
 			status = "no matching entries"
 		} else if b.entries.more {
 			status += " · more ↓"
 		}
 		status += " · filter: " + b.filter
+	case m.Entries > 0:
+		status = plural(m.Entries, "entry", "entries") + " · " + status
+	case b.entries.more:
+		status += " · more ↓"
 	}
-	lines = append(lines[:min(len(lines), h-3)], b.st.Dim.Render(status))
-	return box(b.st, fmt.Sprintf("Entries · %s.%s", m.OperatorName, m.StateName), b.focus == 1, w, h, lines)
+	if date != "" {
+		status = "times on " + date + " · " + status
+	}
+	lines = append(lines[:min(len(lines), h-3)], b.st.Dim.Render(cutWords(status, w-2)))
+	return box(b.st, title, b.focus == 1, w, h, lines)
 }
 
 // savepointKeyed reads one keyed state of a savepoint from a key group on.
 type savepointKeyed struct {
-	cat   state.Catalog
-	meta  state.StateMeta
+	sp    *session.Savepoint
+	meta  session.StateMeta
 	maxKG int
 	cond  *query.Compiled
 }
 
 func (s *savepointKeyed) first() int { return 0 }
+func (s *savepointKeyed) last() int  { return s.maxKG }
 
 func (s *savepointKeyed) rows(from int) iter.Seq2[pageRow, error] {
 	return func(yield func(pageRow, error) bool) {
@@ -496,7 +699,7 @@ func (s *savepointKeyed) rows(from int) iter.Seq2[pageRow, error] {
 		for kg := from; kg <= s.maxKG; kg++ {
 			kgs = append(kgs, kg)
 		}
-		for r, err := range s.cat.Keyed(state.KeyedScan{OperatorID: s.meta.OperatorID, StateName: s.meta.StateName, KeyGroups: kgs}) {
+		for r, err := range s.sp.Keyed(s.meta.OperatorID, s.meta.Name, kgs, nil) {
 			if err != nil {
 				yield(pageRow{}, err)
 				return
@@ -507,7 +710,43 @@ func (s *savepointKeyed) rows(from int) iter.Seq2[pageRow, error] {
 			} else if !ok {
 				continue
 			}
-			if !yield(pageRow{kg: r.KeyGroup, cells: []string{fmt.Sprint(r.KeyGroup), fmt.Sprint(r.Subtask), show(r.Key), show(r.Namespace), show(r.UserKey), show(r.Value)}}, nil) {
+			if !yield(pageRow{kg: r.KeyGroup, row: r, cells: []string{strconv.Itoa(r.KeyGroup), strconv.Itoa(r.Subtask), show(r.Key), show(r.Namespace), show(r.UserKey), show(r.Value)}}, nil) {
+				return
+			}
+		}
+	}
+}
+
+// savepointTimers reads the timers of one timer state of a savepoint.
+type savepointTimers struct {
+	sp     *session.Savepoint
+	meta   session.StateMeta
+	domain string
+	maxKG  int
+	cond   *query.Compiled
+}
+
+func (s *savepointTimers) first() int { return 0 }
+func (s *savepointTimers) last() int  { return s.maxKG }
+
+func (s *savepointTimers) rows(from int) iter.Seq2[pageRow, error] {
+	return func(yield func(pageRow, error) bool) {
+		kgs := make([]int, 0, s.maxKG-from+1)
+		for kg := from; kg <= s.maxKG; kg++ {
+			kgs = append(kgs, kg)
+		}
+		for r, err := range s.sp.Timers(s.meta.OperatorID, kgs, s.domain) {
+			if err != nil {
+				yield(pageRow{}, err)
+				return
+			}
+			if ok, err := passes(s.cond, r, timerEnv); err != nil {
+				yield(pageRow{}, err)
+				return
+			} else if !ok {
+				continue
+			}
+			if !yield(pageRow{kg: r.KeyGroup, row: r, cells: []string{strconv.Itoa(r.KeyGroup), strconv.Itoa(r.Subtask), r.Domain, timestamp(r.Timestamp), show(r.Key), show(r.Namespace)}}, nil) {
 				return
 			}
 		}
@@ -516,16 +755,20 @@ func (s *savepointKeyed) rows(from int) iter.Seq2[pageRow, error] {
 
 // savepointOperator reads one operator state of a savepoint.
 type savepointOperator struct {
-	cat  state.Catalog
-	meta state.StateMeta
+	sp   *session.Savepoint
+	meta session.StateMeta
 	cond *query.Compiled
 }
 
 func (s *savepointOperator) first() int { return 0 }
+func (s *savepointOperator) last() int  { return 0 }
 
 func (s *savepointOperator) rows(from int) iter.Seq2[pageRow, error] {
 	return func(yield func(pageRow, error) bool) {
-		for r, err := range s.cat.OperatorState(state.OperatorScan{OperatorID: s.meta.OperatorID, StateName: s.meta.StateName}) {
+		if from > 0 {
+			return
+		}
+		for r, err := range s.sp.OperatorState(s.meta.OperatorID, s.meta.Name) {
 			if err != nil {
 				yield(pageRow{}, err)
 				return
@@ -536,16 +779,9 @@ func (s *savepointOperator) rows(from int) iter.Seq2[pageRow, error] {
 			} else if !ok {
 				continue
 			}
-			if !yield(pageRow{cells: []string{fmt.Sprint(r.Subtask), fmt.Sprint(r.Position), show(r.Key), show(r.Value)}}, nil) {
+			if !yield(pageRow{row: r, cells: []string{strconv.Itoa(r.Subtask), strconv.Itoa(r.Position), show(r.Key), show(r.Value)}}, nil) {
 				return
 			}
 		}
-	}
-}
-
-// closeCatalog closes a catalog that holds files open.
-func closeCatalog(cat state.Catalog) {
-	if c, ok := cat.(io.Closer); ok {
-		c.Close()
 	}
 }

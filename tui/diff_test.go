@@ -21,22 +21,23 @@ func TestBrowserDiff(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cat, err := openCatalog(a)
+	st, k := styles.New(true, true), keys.Default()
+	br, err := openBrowser(a, &st, &k, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, k := styles.New(true, true), keys.Default()
-	br := newBrowser(cat, a, &st, &k, false)
+	defer br.sp.Close()
 	bm := &browserModel{b: br, st: &st, noColor: true}
 	br.SetSize(120, 40)
 	press(t, bm, "d")
-	if br.promptMode != "diff" {
-		t.Fatalf("d opened %q", br.promptMode)
+	if br.prompt.mode != "diff" {
+		t.Fatalf("d opened %q", br.prompt.mode)
 	}
 	typeText(t, bm, b+" state_name = 'total'")
 	press(t, bm, "enter")
-	if br.overlay == nil || br.overlay.cols == nil {
-		t.Fatalf("no diff overlay: %+v", br.overlay)
+	tv, ok := br.overlay.(*tableView)
+	if !ok {
+		t.Fatalf("no diff overlay: %T", br.overlay)
 	}
 	got := screen(bm.View())
 	for _, want := range []string{"Diff · " + b, "change", "old_value", "added"} {
@@ -45,7 +46,7 @@ func TestBrowserDiff(t *testing.T) {
 		}
 	}
 	kinds := map[string]int{}
-	for _, r := range br.overlay.rows {
+	for _, r := range tv.q.rows {
 		if r[2] != "total" && r[0] != "summary" {
 			t.Fatalf("row of another state despite the filter: %v", r)
 		}

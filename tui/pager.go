@@ -3,19 +3,17 @@ package tui
 import (
 	"iter"
 
-	"charm.land/bubbles/v2/key"
-	tea "charm.land/bubbletea/v2"
-
-	"streamdbg/tui/keys"
+	"streamdbg/runtime/session"
 )
 
 // pageRow is one row of a paged table.
 type pageRow struct {
 	kg    int
 	cells []string
-	// old is the value before the last step, for entries it changed.
+	row   session.Row
+	// changed: the last stop wrote the entry (cleared: and removed it).
 	changed bool
-	old     string
+	cleared bool
 }
 
 // rowSource yields the rows of a table in key-group order, starting at key
@@ -23,8 +21,10 @@ type pageRow struct {
 // key groups), so moving a page costs at most one key group's rows.
 type rowSource interface {
 	rows(from int) iter.Seq2[pageRow, error]
-	// first is the lowest key group the source has rows in.
+	// first and last are the lowest and highest key groups the source may
+	// have rows in.
 	first() int
+	last() int
 }
 
 // pager holds one page of a rowSource. Its cursor is (key group, rows to
@@ -39,6 +39,7 @@ type pager struct {
 	index int // absolute index of the first row, for "rows a–b"
 	page  []pageRow
 	more  bool
+	after pageRow // the row after the page, when more
 	err   error
 }
 
@@ -59,6 +60,7 @@ func (p *pager) resize(n int) {
 	if n = max(1, n); n != p.size {
 		p.size = n
 		p.load()
+		p.fill()
 	}
 }
 
@@ -76,34 +78,36 @@ func (p *pager) load() {
 			continue
 		}
 		if len(p.page) == p.size {
-			p.more = true
+			p.more, p.after = true, r
 			break
 		}
 		p.page = append(p.page, r)
 	}
 }
 
-// down moves the first row k rows down, at most to the last row.
+// fill moves up when the page is the last one and not full, so the end of
+// a table shows a full page, not its last row alone.
+func (p *pager) fill() {
+	if !p.more && len(p.page) < p.size && p.index > 0 {
+		p.up(p.size - len(p.page))
+	}
+}
+
+// down moves the first row k rows down: at most to the page's last row
+// (a page down keeps one row of context; a page of one row moves to the
+// next), and never past a full last page.
 func (p *pager) down(k int) {
-	if k <= 0 || len(p.page) == 0 {
+	if k <= 0 || len(p.page) == 0 || !p.more {
 		return
 	}
-	if k >= len(p.page) {
-		if !p.more {
-			k = len(p.page) - 1
-		} else {
-			k = len(p.page) - 1 // the page ends here; move to its last row and read on
-		}
-	}
-	if k == 0 {
-		return
-	}
-	r := p.page[k]
+	rows := append(p.page[:len(p.page):len(p.page)], p.after)
+	k = max(1, min(k, len(p.page)-1))
+	r := rows[k]
 	skip := 0
 	if r.kg == p.kg {
 		skip = p.skip
 	}
-	for _, q := range p.page[:k] {
+	for _, q := range rows[:k] {
 		if q.kg == r.kg {
 			skip++
 		}
@@ -111,6 +115,7 @@ func (p *pager) down(k int) {
 	p.kg, p.skip = r.kg, skip
 	p.index += k
 	p.load()
+	p.fill()
 }
 
 // up moves the first row k rows up, reading earlier key groups one at a time.
@@ -142,6 +147,31 @@ func (p *pager) up(k int) {
 	}
 }
 
+// bottom goes to the last full page; total is the number of rows when
+// known (≥ 0), else the rows are counted.
+func (p *pager) bottom(total int) {
+	if total < 0 {
+		total = 0
+		for kg := p.src.first(); kg <= p.src.last(); kg++ {
+			total += p.count(kg)
+		}
+	}
+	// Walk back from the last key group until a page of rows is behind.
+	need := p.size
+	kg := p.src.last()
+	for ; kg >= p.src.first(); kg-- {
+		n := p.count(kg)
+		if n >= need {
+			p.kg, p.skip = kg, n-need
+			p.index = max(0, total-p.size)
+			p.load()
+			return
+		}
+		need -= n
+	}
+	p.top()
+}
+
 // count is the number of rows in one key group.
 func (p *pager) count(kg int) int {
 	n := 0
@@ -154,19 +184,79 @@ func (p *pager) count(kg int) int {
 	return n
 }
 
-// scroll moves the pager for a scrolling key (up, down, page up, page
-// down, top) with pages of page rows; other keys do nothing.
-func (p *pager) scroll(k tea.KeyPressMsg, km *keys.KeyMap, page int) {
-	switch {
-	case key.Matches(k, km.Up):
-		p.up(1)
-	case key.Matches(k, km.Down):
-		p.down(1)
-	case key.Matches(k, km.PageUp):
-		p.up(page)
-	case key.Matches(k, km.PageDown):
-		p.down(page)
-	case key.Matches(k, km.Top):
-		p.top()
+// seek puts the row at absolute index i (in key group kg, the skip-th of
+// it) first.
+func (p *pager) seek(kg, skip, index int) {
+	p.kg, p.skip, p.index = kg, skip, index
+	p.load()
+}
+
+// place is where a row is: its key group, its rank in it, its index.
+type place struct{ kg, skip, index int }
+
+// findRow finds the row after index at (dir > 0) or before it (dir < 0)
+// that match accepts, wrapping around; index -1: none. It reads the rows
+// in key-group order from the start, at most searchLimit of them.
+func findRow(src rowSource, at, dir int, match func(pageRow) bool) (place, error) {
+	none := place{index: -1}
+	first, before, after := none, none, none
+	kg, skip, index := -1, 0, 0
+	for r, err := range src.rows(src.first()) {
+		if err != nil {
+			return none, err
+		}
+		if index >= searchLimit {
+			break
+		}
+		if r.kg != kg {
+			kg, skip = r.kg, 0
+		} else {
+			skip++
+		}
+		if match(r) {
+			pl := place{kg, skip, index}
+			if first.index < 0 {
+				first = pl
+			}
+			if index < at {
+				before = pl
+			}
+			if index > at && after.index < 0 {
+				after = pl
+				if dir > 0 {
+					break
+				}
+			}
+		}
+		index++
 	}
+	switch {
+	case dir > 0 && after.index >= 0:
+		return after, nil
+	case dir > 0:
+		return first, nil // wrap around
+	case before.index >= 0:
+		return before, nil
+	}
+	// Back from before the first match: wrap to the last one (which is
+	// after at, when there is one, or the first).
+	last := none
+	if after.index >= 0 || first.index >= 0 {
+		kg, skip, index = -1, 0, 0
+		for r, err := range src.rows(src.first()) {
+			if err != nil || index >= searchLimit {
+				break
+			}
+			if r.kg != kg {
+				kg, skip = r.kg, 0
+			} else {
+				skip++
+			}
+			if match(r) {
+				last = place{kg, skip, index}
+			}
+			index++
+		}
+	}
+	return last, nil
 }

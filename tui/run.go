@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"streamdbg/state"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
-	"streamdbg/runtime"
 	"streamdbg/runtime/session"
 	"streamdbg/tui/keys"
 	"streamdbg/tui/styles"
@@ -38,6 +36,9 @@ func (o Options) program(m tea.Model) *tea.Program {
 	return tea.NewProgram(m, opts...)
 }
 
+// errNoSession is returned by Run for a nil session.
+var errNoSession = errors.New("tui: no session")
+
 // Run opens the debugger on a session: this is how a user's own main
 // debugs their job (build a runtime.Job, session.New, tui.Run), and how
 // the CLI's example jobs are debugged. It returns when the user quits.
@@ -50,10 +51,13 @@ func Run(s *session.Session, o Options) error {
 }
 
 // RunFailure shows why a job could not start (session.New failed): the
-// error with its operator, record and stack, until the user quits.
+// error with its operator, record and stack, until the user quits. It
+// returns the job's error, so that a command line exits with a failure.
 func RunFailure(err error, o Options) error {
-	_, rerr := o.program(newFailureModel(err, o)).Run()
-	return rerr
+	if _, rerr := o.program(newFailureModel(err, o)).Run(); rerr != nil {
+		return rerr
+	}
+	return err
 }
 
 // Browse opens the savepoint browser on a directory (ours or Apache Flink's).
@@ -64,17 +68,17 @@ func Browse(dir string, o Options) error {
 	if err != nil {
 		return err
 	}
-	defer closeCatalog(b.cat)
+	defer b.sp.Close()
 	_, err = o.program(&browserModel{b: b, st: &st, noColor: o.noColor()}).Run()
 	return err
 }
 
-// BrowseCatalog is Browse over a catalog the caller opened (e.g. a Flink
-// savepoint named from its compiled SQL plan); name titles the screen.
-func BrowseCatalog(cat state.Catalog, name string, o Options) error {
+// BrowseSavepoint is Browse over a savepoint the caller opened (a Flink
+// savepoint named from its compiled SQL plan: session.NewSavepoint).
+func BrowseSavepoint(sp *session.Savepoint, o Options) error {
 	st := styles.New(true, o.noColor())
 	k := keys.Default()
-	b := newBrowser(cat, name, &st, &k, false)
+	b := newBrowser(sp, &st, &k, false)
 	_, err := o.program(&browserModel{b: b, st: &st, noColor: o.noColor()}).Run()
 	return err
 }
@@ -105,22 +109,25 @@ func (m *browserModel) View() tea.View {
 
 // failureModel shows a job that could not start.
 type failureModel struct {
-	err     error
 	st      styles.Styles
 	noColor bool
-	pane    textPane
+	pane    *textList
 	keys    keys.KeyMap
 	w, h    int
 }
 
 func newFailureModel(err error, o Options) *failureModel {
-	m := &failureModel{err: err, st: styles.New(true, o.noColor()), noColor: o.noColor(), keys: keys.Default()}
-	var f *runtime.Failure
-	errors.As(err, &f)
-	lines := failureLines(f, err)
+	m := &failureModel{st: styles.New(true, o.noColor()), noColor: o.noColor(), keys: keys.Default()}
+	var lines []string
+	if f := session.DescribeFailure(err); f != nil {
+		lines = failureLines(f)
+	} else {
+		lines = strings.Split(err.Error(), "\n")
+	}
 	lines = append(lines, "", "The job could not start. Fix the job and run again; q quits.")
-	m.pane = textPane{keys: &m.keys, title: "The job failed to start", wrap: true}
-	m.pane.setLines(lines)
+	m.pane = newTextList(&m.keys, &m.st, "The job failed to start")
+	m.pane.wrap, m.pane.noCursor = true, true
+	m.pane.setLines(lines, 0)
 	m.setSize(120, 40)
 	return m
 }
@@ -144,14 +151,14 @@ func (m *failureModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.pane.Update(msg)
 	case tea.MouseWheelMsg:
-		m.pane.Update(msg)
+		m.pane.Update(wheelMsg{up: msg.Button == tea.MouseWheelUp})
 	}
 	return m, nil
 }
 
 func (m *failureModel) View() tea.View {
 	head := fit(" "+m.st.Header.Render("streamdbg")+" · "+m.st.Failed.Render("failed to start"), m.w)
-	body := m.pane.View(&m.st, true)
+	body := m.pane.View(true)
 	foot := fit(" "+m.st.Status.Render("q quit · ↑/↓ scroll"), m.w)
 	v := tea.NewView(strings.Join([]string{head, body, foot}, "\n"))
 	v.AltScreen = true

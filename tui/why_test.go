@@ -14,8 +14,8 @@ func TestWhyKey(t *testing.T) {
 	m := New(newSession(t, "order-windows", runtime.Options{}), Options{NoColor: true})
 	m.SetSize(140, 45)
 	press(t, m, "4", "7", "N")
-	if m.snap.position != 47 {
-		t.Fatalf("47N: position %d (%s)", m.snap.position, m.status)
+	if m.view.Position != 47 {
+		t.Fatalf("47N: position %d (%s)", m.view.Position, m.status)
 	}
 	view := screen(m.View())
 	if !strings.Contains(view, "▸[3] 12:00:03.999") {

@@ -32,6 +32,11 @@ type Change struct {
 	HadOld   bool
 	Cleared  bool // the last write cleared the entry
 	Writes   int
+	// Where the entry is, so that a view can read the changed entries
+	// alone: its key group and its key, namespace and user key (dynamic
+	// values).
+	KeyGroup                int
+	Key, Namespace, UserKey any
 }
 
 // MaxChanges bounds the entries a stop lists as changed; a stop that

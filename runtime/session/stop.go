@@ -139,7 +139,7 @@ func (c *collector) change(id EntryID, e *runtime.TraceEvent) {
 			c.dropped++
 			return
 		}
-		ch = Change{Old: e.Old, HadOld: e.HadOld}
+		ch = Change{Old: e.Old, HadOld: e.HadOld, KeyGroup: e.KeyGroup, Key: e.Key, Namespace: e.Namespace, UserKey: e.UserKey}
 	}
 	ch.New, ch.Cleared = e.New, e.Cleared
 	ch.Writes++

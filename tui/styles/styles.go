@@ -22,6 +22,8 @@ type Styles struct {
 	TabActive   lipgloss.Style
 	Column      lipgloss.Style // table column headers
 	Selected    lipgloss.Style // the selected row
+	Match       lipgloss.Style // a line or row that matches the search
+	Pinned      lipgloss.Style // where execution stopped
 	Changed     lipgloss.Style // an entry changed by the last step
 	Old         lipgloss.Style // its old value
 	Dim         lipgloss.Style // secondary text
@@ -64,6 +66,8 @@ func New(isDark, noColor bool) Styles {
 		TabActive:   lipgloss.NewStyle().Bold(true).Underline(true),
 		Column:      lipgloss.NewStyle().Bold(true).Foreground(dim),
 		Selected:    lipgloss.NewStyle().Reverse(true),
+		Match:       lipgloss.NewStyle().Underline(true).Foreground(yellow),
+		Pinned:      lipgloss.NewStyle().Bold(true).Foreground(red),
 		Changed:     lipgloss.NewStyle().Bold(true).Foreground(yellow),
 		Old:         lipgloss.NewStyle().Foreground(dim),
 		Dim:         lipgloss.NewStyle().Foreground(dim),
@@ -80,6 +84,8 @@ func New(isDark, noColor bool) Styles {
 	if noColor {
 		s.Changed = lipgloss.NewStyle().Bold(true).Underline(true)
 		s.TitleFocus = lipgloss.NewStyle().Bold(true).Reverse(true)
+		s.Match = lipgloss.NewStyle().Underline(true)
+		s.Pinned = lipgloss.NewStyle().Bold(true)
 	}
 	return s
 }

@@ -1,8 +1,8 @@
 package tui
 
 import (
-	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -13,9 +13,6 @@ import (
 	"streamdbg/tui/keys"
 	"streamdbg/tui/styles"
 )
-
-// unwatchMsg asks the model to delete a watch (x in the watches pane).
-type unwatchMsg struct{ id int }
 
 // watchShow bounds the rows shown per watch; the count says how many more.
 const watchShow = 8
@@ -38,10 +35,11 @@ const (
 )
 
 // watchPane lists the watches, each with its current rows (bounded) and
-// what changed since the previous stop. Its lines are built when the
-// snapshot is taken, so View only slices them.
+// what changed since the previous stop; it shares the output pane's place
+// (W switches).
 type watchPane struct {
 	keys   *keys.KeyMap
+	st     *styles.Styles
 	ids    []int
 	lines  []watchLine
 	heads  []int // line of each watch's header
@@ -52,36 +50,29 @@ type watchPane struct {
 
 func (p *watchPane) SetSize(w, h int) { p.w, p.h = w, h }
 
-// setWatches lays out the watches' latest results; a watch with no result
-// yet (added since the last stop, result still coming) says so.
-func (p *watchPane) setWatches(ws []watchView) {
+// setWatches lays out the watches' latest results.
+func (p *watchPane) setWatches(ws []session.WatchResult) {
 	p.ids, p.lines, p.heads = p.ids[:0], p.lines[:0], p.heads[:0]
-	for i, w := range ws {
-		p.ids = append(p.ids, w.id)
+	for i, r := range ws {
+		p.ids = append(p.ids, r.WatchID)
 		p.heads = append(p.heads, len(p.lines))
 		add := func(kind byte, s string) { p.lines = append(p.lines, watchLine{text: s, watch: i, kind: kind}) }
 		// The counts go before the query, which a narrow pane cuts.
-		head := fmt.Sprintf("#%d", w.id)
-		switch {
-		case w.res == nil:
-			add(wlHeader, head+" · "+w.query)
-			add(wlNote, "    rows show at the next stop")
-			continue
-		case w.res.Err != nil:
-			add(wlHeader, head+" · error · "+w.query)
-			add(wlRemoved, "    "+oneLine(w.res.Err.Error()))
+		head := fmt.Sprintf("#%d", r.WatchID)
+		if r.Err != nil {
+			add(wlHeader, head+" · error · "+r.Query)
+			add(wlRemoved, "    "+oneLine(r.Err.Error()))
 			continue
 		}
-		r := w.res
-		n := fmt.Sprintf("%d", len(r.Rows))
-		if w.capped {
+		n := strconv.Itoa(len(r.Rows))
+		if r.Capped {
 			n += "+"
 		}
 		head += " · " + n + " rows"
 		if len(r.Added)+len(r.Removed) > 0 {
 			head += fmt.Sprintf(" · +%d −%d", len(r.Added), len(r.Removed))
 		}
-		add(wlHeader, head+" · "+w.query)
+		add(wlHeader, head+" · "+r.Query)
 		shown := r.Rows[:min(len(r.Rows), watchShow)]
 		gone := r.Removed[:min(len(r.Removed), watchShow)]
 		cells := watchCells(r.Columns, shown, gone)
@@ -128,14 +119,14 @@ func watchCells(cols []string, rowSets ...[][]any) func([]any) string {
 	for _, rows := range rowSets {
 		for _, r := range rows {
 			for j := range min(len(r), len(widths)) {
-				widths[j] = max(widths[j], ansi.StringWidth(oneLine(show(r[j]))))
+				widths[j] = max(widths[j], ansi.StringWidth(show(r[j])))
 			}
 		}
 	}
 	return func(r []any) string {
 		var b strings.Builder
 		for j, v := range r {
-			s := oneLine(show(v))
+			s := show(v)
 			if j < len(r)-1 && j < len(widths) {
 				s = fit(s, min(widths[j], watchColumnMax)) + "  "
 			}
@@ -153,19 +144,17 @@ func anyRow(cols []string) []any {
 	return r
 }
 
-// summary is the watches' state in a word, for the output pane's title.
-func (p *watchPane) summary(ws []watchView) string {
+// watchSummary is the watches' state in a word, for the output pane's title.
+func watchSummary(ws []session.WatchResult) string {
 	if len(ws) == 0 {
 		return ""
 	}
 	added, removed, errs := 0, 0, 0
 	for _, w := range ws {
-		if w.res != nil {
-			added += len(w.res.Added)
-			removed += len(w.res.Removed)
-			if w.res.Err != nil {
-				errs++
-			}
+		added += len(w.Added)
+		removed += len(w.Removed)
+		if w.Err != nil {
+			errs++
 		}
 	}
 	s := plural(int64(len(ws)), "watch", "watches")
@@ -178,8 +167,8 @@ func (p *watchPane) summary(ws []watchView) string {
 	return s
 }
 
-// Update moves between watches (↑/↓), scrolls (pgup/pgdn) and asks for the
-// selected watch to be deleted (x).
+// Update moves between watches (↑/↓), scrolls and asks for the selected
+// watch to be deleted (x).
 func (p *watchPane) Update(msg tea.Msg) tea.Cmd {
 	if len(p.ids) == 0 {
 		return nil
@@ -189,24 +178,29 @@ func (p *watchPane) Update(msg tea.Msg) tea.Cmd {
 	case tea.KeyPressMsg:
 		switch {
 		case key.Matches(msg, p.keys.Delete):
-			id := p.ids[p.sel]
-			return func() tea.Msg { return unwatchMsg{id: id} }
+			return runLine(fmt.Sprintf("unwatch %d", p.ids[p.sel]))
 		case key.Matches(msg, p.keys.Up):
 			p.selectWatch(p.sel - 1)
 		case key.Matches(msg, p.keys.Down):
 			p.selectWatch(p.sel + 1)
 		case key.Matches(msg, p.keys.Top):
 			p.selectWatch(0)
+		case key.Matches(msg, p.keys.Bottom):
+			p.selectWatch(len(p.ids) - 1)
 		case key.Matches(msg, p.keys.PageUp):
 			p.scroll(-page)
 		case key.Matches(msg, p.keys.PageDown):
 			p.scroll(page)
 		}
-	case tea.MouseWheelMsg:
-		if msg.Button == tea.MouseWheelUp {
+	case wheelMsg:
+		if msg.up {
 			p.scroll(-3)
-		} else if msg.Button == tea.MouseWheelDown {
+		} else {
 			p.scroll(3)
+		}
+	case clickMsg:
+		if i := p.offset + msg.y - 1; msg.y >= 1 && i < len(p.lines) {
+			p.sel = p.lines[i].watch
 		}
 	}
 	return nil
@@ -227,10 +221,10 @@ func (p *watchPane) scroll(d int) {
 	}
 }
 
-func (p *watchPane) View(st *styles.Styles, focused bool) string {
+func (p *watchPane) View(focused bool) string {
 	inner := p.h - 2
 	if len(p.ids) == 0 {
-		return box(st, "Watches", focused, p.w, p.h, []string{st.Dim.Render("no watches: w adds one (a query re-run at every stop)")})
+		return box(p.st, "Watches", focused, p.w, p.h, []string{p.st.Dim.Render("no watches: w adds one (a query re-run at every stop)")})
 	}
 	off := max(0, min(p.offset, len(p.lines)-inner))
 	end := min(len(p.lines), off+inner)
@@ -239,15 +233,15 @@ func (p *watchPane) View(st *styles.Styles, focused bool) string {
 		s := fit(oneLine(l.text), p.w-2)
 		switch {
 		case l.kind == wlHeader && l.watch == p.sel:
-			s = st.Selected.Render(s)
+			s = p.st.Selected.Render(s)
 		case l.kind == wlHeader:
-			s = st.Header.Render(s)
+			s = p.st.Header.Render(s)
 		case l.kind == wlAdded:
-			s = st.Changed.Render(s)
+			s = p.st.Changed.Render(s)
 		case l.kind == wlRemoved:
-			s = st.Failed.Render(s)
+			s = p.st.Failed.Render(s)
 		case l.kind == wlColumns, l.kind == wlNote:
-			s = st.Dim.Render(s)
+			s = p.st.Dim.Render(s)
 		}
 		out = append(out, s)
 	}
@@ -255,51 +249,9 @@ func (p *watchPane) View(st *styles.Styles, focused bool) string {
 	if len(p.lines) > inner {
 		title += fmt.Sprintf(" · %d–%d of %d", off+1, end, len(p.lines))
 	}
-	return box(st, title, focused, p.w, p.h, out)
+	return box(p.st, title, focused, p.w, p.h, out)
 }
 
-func (p *watchPane) Help() []key.Binding {
-	return []key.Binding{p.keys.Up, p.keys.Down, p.keys.Delete, p.keys.Watches}
-}
-
-// watchView is a watch with its latest result: from the last stop, or from
-// its first run when it was added after that stop (nil until that comes).
-type watchView struct {
-	id     int
-	query  string
-	res    *session.WatchResult
-	capped bool // the session keeps only the first rows
-}
-
-// watchViews pairs the session's watches with their latest results.
-func watchViews(ws []session.Watch, stop []session.WatchResult, fresh map[int]*session.WatchResult) []watchView {
-	out := make([]watchView, 0, len(ws))
-	for _, w := range ws {
-		v := watchView{id: w.ID, query: w.Query, res: fresh[w.ID]}
-		if v.res == nil {
-			for i := range stop {
-				if stop[i].WatchID == w.ID {
-					v.res = &stop[i]
-				}
-			}
-		}
-		v.capped = v.res != nil && len(v.res.Rows) >= watchRowLimit
-		out = append(out, v)
-	}
-	return out
-}
-
-// watchRowLimit is the number of rows the session keeps per watch result;
-// a result that long may have more.
-const watchRowLimit = session.WatchRowLimit
-
-// firstRun is a new watch's first result, worked out when the session added
-// it, so its rows show before the next stop.
-func firstRun(_ context.Context, s *session.Session) *session.WatchResult {
-	ws := s.Watches()
-	if len(ws) == 0 {
-		return nil
-	}
-	res := ws[len(ws)-1].Last()
-	return &res
+func (p *watchPane) KeyMap() []key.Binding {
+	return []key.Binding{p.keys.Up, p.keys.Down, p.keys.Top, p.keys.Bottom, p.keys.PageDown, p.keys.Delete, p.keys.Watches}
 }
