@@ -187,6 +187,9 @@ func FuzzPlan(f *testing.F) {
 	}
 	f.Add([]byte(`{"nodes":[{"id":1,"type":"stream-exec-group-aggregate_1","grouping":[0],"outputType":"ROW<` + "`a`" + ` INT>"}],"edges":[{"source":1,"target":1}]}`))
 	dir := filepath.Join(sqlDir, "stream-exec-group-aggregate_1__group-aggregate-udf-with-merge", "savepoint")
+	if !requireSample(f, dir) {
+		f.Skip("sample absent")
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		sp, err := Open(dir)
 		if err != nil {

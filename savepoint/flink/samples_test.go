@@ -21,7 +21,7 @@ const samplesDir = "../../../shared/flink-savepoints"
 func openSample(t testing.TB, name string) *Savepoint {
 	t.Helper()
 	dir := filepath.Join(samplesDir, name)
-	if _, err := os.Stat(dir); err != nil {
+	if !requireSample(t, dir) {
 		t.Skipf("sample %s absent", name)
 	}
 	if !IsFlink(dir) {
