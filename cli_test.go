@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -191,8 +192,10 @@ func TestInterruptWritesSavepoint(t *testing.T) {
 	sp := filepath.Join(t.TempDir(), "sp")
 	c := exec.Command(os.Args[0], "run", "wordcount", "--input", input, "--savepoint", sp, "--query", "SELECT COUNT(*) FROM keyed_state")
 	c.Env = append(os.Environ(), "STREAMDBG_AS_MAIN=1")
-	var stderr strings.Builder
-	c.Stderr = &stderr
+	stderrPipe, err := c.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	stdout, err := c.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -200,10 +203,21 @@ func TestInterruptWritesSavepoint(t *testing.T) {
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	// The backend is logged once the interrupt is handled: signal then.
+	var stderr strings.Builder
+	lines := bufio.NewScanner(stderrPipe)
+	for lines.Scan() {
+		stderr.WriteString(lines.Text() + "\n")
+		if strings.Contains(lines.Text(), "state backend") {
+			break
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
 	if err := c.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
+	rest, _ := io.ReadAll(stderrPipe)
+	stderr.Write(rest)
 	out, _ := io.ReadAll(stdout)
 	err = c.Wait()
 	var ee *exec.ExitError

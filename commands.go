@@ -185,6 +185,10 @@ func (r *runCmd) Run(e *env) error {
 			return usageError{fmt.Errorf("--savepoint %s: the directory exists, and a savepoint is never written over anything; name a new directory", r.Savepoint)}
 		}
 	}
+	// From here an interrupt stops the run where it is (before the first
+	// record if it comes while the job is built).
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
 	s, err := r.open(e, out, false)
 	if err != nil {
 		return err
@@ -198,8 +202,6 @@ func (r *runCmd) Run(e *env) error {
 		e.log.Warn("--fail-at is beyond the records --steps reads: no failure will be injected", "fail_at", r.FailAt, "last_record", start+r.Steps)
 	}
 	s.SetFailAt(r.FailAt)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	res, err := s.Run(ctx, session.RunOptions{Steps: r.Steps, MaxRestarts: 3})
 	interrupted := err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled)
 	if interrupted {
