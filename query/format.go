@@ -269,15 +269,15 @@ func appendRowJSON(b []byte, r *state.Row) []byte {
 		}
 		n++
 	}
-	if r.Type != "" {
+	if t := r.Type(); t != "" {
 		sep()
 		b = append(b, `"type":`...)
-		b = appendJSONString(b, r.Type)
+		b = appendJSONString(b, t)
 	}
-	if r.Kind != "" && r.Kind != "+I" {
+	if r.Kind != state.NotRowData && r.Kind != state.Insert {
 		sep()
 		b = append(b, `"$kind":`...)
-		b = appendJSONString(b, r.Kind)
+		b = appendJSONString(b, r.Kind.String())
 	}
 	for i, v := range r.Values {
 		sep()

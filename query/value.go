@@ -154,7 +154,7 @@ func compare(a, b any) (c int, ok bool) {
 // column (ROW<b BIGINT>) compares with a literal as its column does; any
 // other value is itself.
 func scalarOf(v any) any {
-	if r, ok := v.(*state.Row); ok && len(r.Values) == 1 && r.Type == "" {
+	if r, ok := v.(*state.Row); ok && len(r.Values) == 1 && r.Type() == "" {
 		return r.Values[0]
 	}
 	return v

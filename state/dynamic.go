@@ -10,24 +10,73 @@ import (
 )
 
 // Row is a dynamic value whose fields have an order: a Flink SQL RowData
-// (Kind is its RowKind, "+I", "-U", "+U" or "-D"), a tagged record (Type
-// names what it is, e.g. "Ttl", "StreamRecord", "Lockable": JSON shows the
-// tag as a "type" field before the others), or a plain record (neither).
-// Fields are found by name, or by position as f0, f1, … when they have no
-// name.
+// (Kind is its RowKind), a tagged record (its schema's Type names what it
+// is, e.g. "Ttl", "StreamRecord", "Lockable": JSON shows the tag as a
+// "type" field before the others), or a plain record (neither). Fields are
+// found by name, or by position as f0, f1, … when they have no name.
 //
-// Names may be shared by every row of one type: never modify it.
+// Rows are small (a scan decodes millions): what every row of one type
+// shares is in its Schema, which is never modified.
 type Row struct {
-	Kind   string
-	Type   string
-	Names  []string
 	Values []any
+	Schema *RowSchema // nil: no type tag, no names
+	Kind   RowKind
+}
+
+// RowSchema is what the rows of one type share: the tag of a tagged record
+// and the field names (an empty name: the field is shown by position).
+type RowSchema struct {
+	Type  string
+	Names []string
+}
+
+// NewSchema makes a schema of a record type (typ "" for a plain record).
+func NewSchema(typ string, names ...string) *RowSchema {
+	return &RowSchema{Type: typ, Names: names}
+}
+
+// RowKind is Flink's RowKind of a RowData, or NotRowData for a record.
+type RowKind uint8
+
+const (
+	NotRowData   RowKind = iota
+	Insert               // +I
+	UpdateBefore         // -U
+	UpdateAfter          // +U
+	Delete               // -D
+)
+
+var rowKindNames = [...]string{"", "+I", "-U", "+U", "-D"}
+
+// String is Flink's short string of the kind (+I, -U, +U, -D), "" for a
+// record.
+func (k RowKind) String() string {
+	if int(k) < len(rowKindNames) {
+		return rowKindNames[k]
+	}
+	return "?"
+}
+
+// Type is the record's tag, "" for a RowData or a plain record.
+func (r *Row) Type() string {
+	if r.Schema == nil {
+		return ""
+	}
+	return r.Schema.Type
+}
+
+// Names are the field names, nil when none is known.
+func (r *Row) Names() []string {
+	if r.Schema == nil {
+		return nil
+	}
+	return r.Schema.Names
 }
 
 // FieldName is the name of field i: its declared name, else f<i>.
 func (r *Row) FieldName(i int) string {
-	if i < len(r.Names) && r.Names[i] != "" {
-		return r.Names[i]
+	if names := r.Names(); i < len(names) && names[i] != "" {
+		return names[i]
 	}
 	return "f" + strconv.Itoa(i)
 }
@@ -35,7 +84,7 @@ func (r *Row) FieldName(i int) string {
 // Field returns the field called name: by declared name first, then by
 // position (f0, f1, …).
 func (r *Row) Field(name string) (any, bool) {
-	for i, n := range r.Names {
+	for i, n := range r.Names() {
 		if n == name && i < len(r.Values) {
 			return r.Values[i], true
 		}
@@ -57,10 +106,10 @@ func (r *Row) String() string {
 }
 
 func (r *Row) appendText(b *strings.Builder) {
-	if r.Kind == "" {
+	if r.Kind == NotRowData {
 		open, end := byte('{'), byte('}')
-		if r.Type != "" {
-			b.WriteString(r.Type)
+		if t := r.Type(); t != "" {
+			b.WriteString(t)
 			open, end = '(', ')'
 		}
 		b.WriteByte(open)
@@ -75,7 +124,7 @@ func (r *Row) appendText(b *strings.Builder) {
 		b.WriteByte(end)
 		return
 	}
-	b.WriteString(r.Kind)
+	b.WriteString(r.Kind.String())
 	b.WriteByte('[')
 	for i, v := range r.Values {
 		if i > 0 {

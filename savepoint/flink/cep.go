@@ -64,14 +64,14 @@ func init() {
 }
 
 var (
-	eventIDNames = []string{"id", "timestamp"}
-	nodeIDNames  = []string{"event_id", "page"}
-	// The names of ComputationState's fields as the reference notation of
-	// the samples (sql/README.md) prints them.
-	computationNames = []string{"state", "prev", "version", "start", "prevTs", "startEvent"}
-	nfaNames         = []string{"partial", "completed"}
-	lockableNames    = []string{"ref_count", "element"}
-	edgeNames        = []string{"target", "version"}
+	eventIDSchema = state.NewSchema("", "id", "timestamp")
+	nodeIDSchema  = state.NewSchema("", "event_id", "page")
+	// ComputationState's fields, named as the reference notation of the
+	// samples (sql/README.md) prints them.
+	computationSchema = state.NewSchema("", "state", "prev", "version", "start", "prevTs", "startEvent")
+	nfaSchema         = state.NewSchema("", "partial", "completed")
+	lockableSchema    = state.NewSchema("Lockable", "ref_count", "element")
+	edgeSchema        = state.NewSchema("", "target", "version")
 )
 
 // eventIDSer is EventId's serializer: int id, long timestamp.
@@ -81,7 +81,7 @@ var eventIDSer = &scalar{"EventId", 12, func(d *decoder) any {
 	if d.err != nil {
 		return nil
 	}
-	return &state.Row{Names: eventIDNames, Values: []any{id, ts}}
+	return &state.Row{Schema: eventIDSchema, Values: []any{id, ts}}
 }}
 
 // deweySer is DeweyNumber's serializer: an int count of digits, then each
@@ -111,7 +111,7 @@ func (n *nodeIDSer) decode(d *decoder) any {
 	if d.err != nil {
 		return nil
 	}
-	return &state.Row{Names: nodeIDNames, Values: []any{ev, page}}
+	return &state.Row{Schema: nodeIDSchema, Values: []any{ev, page}}
 }
 func (n *nodeIDSer) typeName() string { return "NodeId<" + n.eventID.typeName() + ">" }
 func (n *nodeIDSer) fixedLen() int    { return -1 }
@@ -126,7 +126,7 @@ func (l *lockableSer) decode(d *decoder) any {
 	if d.err != nil {
 		return nil
 	}
-	return &state.Row{Type: "Lockable", Names: lockableNames, Values: []any{rc, v}}
+	return &state.Row{Schema: lockableSchema, Values: []any{rc, v}}
 }
 func (l *lockableSer) typeName() string { return "Lockable<" + l.elem.typeName() + ">" }
 func (l *lockableSer) fixedLen() int {
@@ -149,7 +149,7 @@ func (s *sharedBufferNodeSer) decode(d *decoder) any {
 		if d.err != nil {
 			return nil
 		}
-		out = append(out, &state.Row{Type: "Lockable", Names: lockableNames, Values: []any{rc, e}})
+		out = append(out, &state.Row{Schema: lockableSchema, Values: []any{rc, e}})
 	}
 	return out
 }
@@ -168,7 +168,7 @@ func (s *sharedBufferEdgeSer) decode(d *decoder) any {
 	if d.err != nil {
 		return nil
 	}
-	return &state.Row{Names: edgeNames, Values: []any{t, v}}
+	return &state.Row{Schema: edgeSchema, Values: []any{t, v}}
 }
 func (s *sharedBufferEdgeSer) typeName() string {
 	return "SharedBufferEdge<" + s.nodeID.typeName() + ", " + s.version.typeName() + ">"
@@ -188,7 +188,7 @@ func (s *nfaStateSer) decode(d *decoder) any {
 	if d.err != nil {
 		return nil
 	}
-	return &state.Row{Names: nfaNames, Values: []any{partial, completed}}
+	return &state.Row{Schema: nfaSchema, Values: []any{partial, completed}}
 }
 
 // states reads computation states: the state name (a Flink string), the
@@ -214,7 +214,7 @@ func (s *nfaStateSer) states(d *decoder) []any {
 		if d.err != nil {
 			return nil
 		}
-		out = append(out, &state.Row{Names: computationNames,
+		out = append(out, &state.Row{Schema: computationSchema,
 			Values: []any{name, prev, version, start, prevTS, startEvent}})
 	}
 	return out

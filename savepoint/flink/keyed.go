@@ -620,7 +620,7 @@ func keyMatcher(literals []any) func(any) bool {
 }
 
 func surelyDifferent(a, b any) bool {
-	if r, ok := a.(*state.Row); ok && r.Type == "" {
+	if r, ok := a.(*state.Row); ok && r.Type() == "" {
 		switch y := b.(type) {
 		case map[string]any:
 			// Fields pinned one by one (key.b = 2).

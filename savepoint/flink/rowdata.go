@@ -28,7 +28,8 @@ import (
 // INVARIANT: every offset and length is checked against the enclosing
 // bytes before use; nothing is allocated by a length that was not checked.
 
-var rowKinds = [4]string{"+I", "-U", "+U", "-D"}
+// rowKinds maps RowKind's byte value (RowKind.toByteValue) to the kind.
+var rowKinds = [4]state.RowKind{state.Insert, state.UpdateBefore, state.UpdateAfter, state.Delete}
 
 // DecimalData and TimestampData are compact (one long) up to these
 // precisions.
@@ -41,6 +42,7 @@ const (
 type rowLayout struct {
 	types    []*ltype
 	names    []string
+	schema   *state.RowSchema // names, shared by the rows decoded
 	fields   []fieldCodec
 	nullBits int // bytes of header and null bits
 }
@@ -64,7 +66,8 @@ type arrayLayout struct {
 // are the field serializers of the RowDataSerializer's snapshot (nil for
 // nested rows): RAW fields read their values with them.
 func newRowLayout(types []*ltype, sers []serializer, names []string) (*rowLayout, error) {
-	l := &rowLayout{types: types, names: names, nullBits: ((len(types) + 63 + 8) / 64) * 8}
+	l := &rowLayout{types: types, nullBits: ((len(types) + 63 + 8) / 64) * 8}
+	l.setNames(names)
 	for i, t := range types {
 		var s serializer
 		if i < len(sers) {
@@ -77,6 +80,14 @@ func newRowLayout(types []*ltype, sers []serializer, names []string) (*rowLayout
 		l.fields = append(l.fields, c)
 	}
 	return l, nil
+}
+
+// setNames sets the field names of the rows decoded (nil: none).
+func (l *rowLayout) setNames(names []string) {
+	l.names, l.schema = names, nil
+	if names != nil {
+		l.schema = &state.RowSchema{Names: names}
+	}
 }
 
 func newFieldCodec(t *ltype, s serializer, depth int) (fieldCodec, error) {
@@ -193,7 +204,7 @@ func (l *rowLayout) decodeRow(seg []byte, base, size int, slab *rowSlab) (*state
 		return nil, binErr("row kind byte %d", kind)
 	}
 	row := slab.newRow(len(l.fields))
-	row.Kind, row.Names = rowKinds[kind], l.names
+	row.Kind, row.Schema = rowKinds[kind], l.schema
 	end := base + size
 	for i := range l.fields {
 		bit := i + 8

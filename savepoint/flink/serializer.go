@@ -311,7 +311,7 @@ func (t *timerSer) fixedLen() int {
 // value; both are shown, as a Ttl record.
 type ttlSer struct{ value serializer }
 
-var ttlNames = []string{"last_access", "value"}
+var ttlSchema = state.NewSchema("Ttl", "last_access", "value")
 
 func (t *ttlSer) decode(d *decoder) any {
 	ts := d.i64()
@@ -319,7 +319,7 @@ func (t *ttlSer) decode(d *decoder) any {
 	if d.err != nil {
 		return nil
 	}
-	return &state.Row{Type: "Ttl", Names: ttlNames, Values: []any{ts, v}}
+	return &state.Row{Schema: ttlSchema, Values: []any{ts, v}}
 }
 func (t *ttlSer) typeName() string { return "TTL<" + t.value.typeName() + ">" }
 func (t *ttlSer) fixedLen() int {

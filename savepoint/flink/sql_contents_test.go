@@ -51,10 +51,10 @@ func canonTo(b *strings.Builder, v any) {
 		list("[", "]", x)
 	case *state.Row:
 		switch {
-		case x.Kind != "":
-			list(x.Kind+"[", "]", x.Values)
-		case x.Type != "":
-			list(x.Type+"(", ")", x.Values)
+		case x.Kind != state.NotRowData:
+			list(x.Kind.String()+"[", "]", x.Values)
+		case x.Type() != "":
+			list(x.Type()+"(", ")", x.Values)
 		default:
 			list("(", ")", x.Values)
 		}

@@ -147,7 +147,7 @@ func (r *rowDataSer) fixedLen() int    { return -1 }
 // withNames returns a copy whose rows carry these field names.
 func (r *rowDataSer) withNames(names []string) *rowDataSer {
 	l := *r.layout
-	l.names = userNames(names)
+	l.setNames(userNames(names))
 	return &rowDataSer{layout: &l, fieldSers: r.fieldSers}
 }
 
@@ -526,8 +526,12 @@ func decodePairs(d *decoder, ks, vs serializer) state.Pairs {
 type streamElementSer struct{ value serializer }
 
 var (
-	streamRecordNames = []string{"timestamp", "value"}
-	watermarkNames    = []string{"timestamp"}
+	streamRecordSchema     = state.NewSchema("StreamRecord", "timestamp", "value")
+	watermarkSchema        = state.NewSchema("Watermark", "timestamp")
+	internalWatermarkSch   = state.NewSchema("Watermark", "timestamp", "subpartition")
+	watermarkStatusSchema  = state.NewSchema("WatermarkStatus", "status")
+	latencyMarkerSchema    = state.NewSchema("LatencyMarker", "marked_time", "operator_lower", "operator_upper", "subtask")
+	recordAttributesSchema = state.NewSchema("RecordAttributes", "backlog")
 )
 
 func (s *streamElementSer) decode(d *decoder) any {
@@ -538,21 +542,21 @@ func (s *streamElementSer) decode(d *decoder) any {
 	switch tag {
 	case 0:
 		ts := d.i64()
-		return &state.Row{Type: "StreamRecord", Names: streamRecordNames, Values: []any{ts, s.value.decode(d)}}
+		return &state.Row{Schema: streamRecordSchema, Values: []any{ts, s.value.decode(d)}}
 	case 1:
-		return &state.Row{Type: "StreamRecord", Names: streamRecordNames, Values: []any{nil, s.value.decode(d)}}
+		return &state.Row{Schema: streamRecordSchema, Values: []any{nil, s.value.decode(d)}}
 	case 2:
-		return &state.Row{Type: "Watermark", Names: watermarkNames, Values: []any{d.i64()}}
+		return &state.Row{Schema: watermarkSchema, Values: []any{d.i64()}}
 	case 6:
 		sub := int64(d.i32())
-		return &state.Row{Type: "Watermark", Names: []string{"timestamp", "subpartition"}, Values: []any{d.i64(), sub}}
+		return &state.Row{Schema: internalWatermarkSch, Values: []any{d.i64(), sub}}
 	case 4:
-		return &state.Row{Type: "WatermarkStatus", Names: []string{"status"}, Values: []any{int64(d.i32())}}
+		return &state.Row{Schema: watermarkStatusSchema, Values: []any{int64(d.i32())}}
 	case 3:
 		vals := []any{d.i64(), d.i64(), d.i64(), int64(d.i32())}
-		return &state.Row{Type: "LatencyMarker", Names: []string{"marked_time", "operator_lower", "operator_upper", "subtask"}, Values: vals}
+		return &state.Row{Schema: latencyMarkerSchema, Values: vals}
 	case 5:
-		return &state.Row{Type: "RecordAttributes", Names: []string{"backlog"}, Values: []any{d.boolean()}}
+		return &state.Row{Schema: recordAttributesSchema, Values: []any{d.boolean()}}
 	}
 	d.off--
 	d.fail("stream element tag %d", tag)
