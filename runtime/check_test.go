@@ -65,14 +65,14 @@ func changedWordCount(t *testing.T) *runtime.Job {
 	job.Parallelism = 2
 	lines := runtime.FromSource(job, "Source: lines", fixtures.NewLineSource(fixtures.SourceConfig{Input: in}, fixtures.ParseText),
 		runtime.WatermarkStrategy[string]{}, runtime.UID("lines"), runtime.Parallelism(1))
-	words := runtime.FlatMap(lines, "tokenize", runtime.FlatMapFunc[string, string](func(line string, out runtime.Collector[string]) error {
+	words := runtime.FlatMap(lines, "tokenize", func(line string, out runtime.Collector[string]) error {
 		fixtures.Tokenize(line, out.Collect)
 		return nil
-	}), runtime.UID("tokenize"), runtime.Parallelism(1))
-	byWord := runtime.KeyBy(words, "word", func(w string) string { return w }, state.String)
-	counts := runtime.Map(byWord, "count", &stringCounter{}, runtime.UID("count"))
-	again := runtime.KeyBy(counts, "word", func(w string) string { return w }, state.String)
-	extra := runtime.Map(again, "extra", &stringCounter{}, runtime.UID("extra"))
+	}, runtime.UID("tokenize"), runtime.Parallelism(1))
+	byWord := runtime.KeyBy(words, "word", func(w string) string { return w })
+	counts := runtime.RichMap(byWord, "count", &stringCounter{}, runtime.UID("count"))
+	again := runtime.KeyBy(counts, "word", func(w string) string { return w })
+	extra := runtime.RichMap(again, "extra", &stringCounter{}, runtime.UID("extra"))
 	runtime.JSONSink(extra, "out", runtime.UID("out"))
 	if err := job.Err(); err != nil {
 		t.Fatal(err)

@@ -33,7 +33,7 @@ var keysToRegister = []string{"test1", "test2", "test3"}
 // both side outputs.
 func keyedBroadcastHarness[IN1, IN2 any](t *testing.T, cfg optest.Config2, key func(IN1) string, f runtime.KeyedBroadcastProcessFunction[string, IN1, IN2, string], states ...runtime.StateDescriber) *optest.Harness2[IN1, IN2] {
 	return optest.New2(t, cfg, func(h *optest.Harness2[IN1, IN2], in1 *runtime.Stream[IN1], in2 *runtime.Stream[IN2]) {
-		out := runtime.KeyedBroadcastProcess(runtime.Connect(runtime.KeyBy(in1, "key", key, state.String), runtime.Broadcast(in2, states...)),
+		out := runtime.KeyedBroadcastProcess(runtime.Connect(runtime.KeyBy(in1, "key", key), runtime.Broadcast(in2, states...)),
 			"co-broadcast", f, runtime.UID("co-broadcast"))
 		optest.Collect2(h, "", out)
 		optest.Collect2(h, brTag.ID, runtime.SideOutput(out, brTag))
@@ -331,7 +331,7 @@ func TestCoBroadcastWithKeyedOperatorTest(t *testing.T) {
 		"testKeyQuerying": func(t *testing.T) {
 			backends(t, func(t *testing.T, backend string) {
 				h := optest.New2(t, optest.Config2{Backend: backend}, func(h *optest.Harness2[keyValue, string], in1 *runtime.Stream[keyValue], in2 *runtime.Stream[string]) {
-					keyed := runtime.KeyBy(in1, "f0", func(v keyValue) int64 { return v.F0 }, state.Int64)
+					keyed := runtime.KeyBy(in1, "f0", func(v keyValue) int64 { return v.F0 })
 					out := runtime.KeyedBroadcastProcess(runtime.Connect(keyed, runtime.Broadcast(in2)), "co-broadcast",
 						runtime.KeyedBroadcastProcessFunction[int64, keyValue, string, string](keyQuerying{}), runtime.UID("co-broadcast"))
 					optest.Collect2(h, "", out)

@@ -81,8 +81,8 @@ func ConnectedKeyBy[K, T1, T2 any](c *ConnectedStreams[T1, T2], keyName string, 
 	if c.second.bcast {
 		c.job.fail(fmt.Errorf("runtime: ConnectedKeyBy: a broadcast stream cannot be keyed"))
 	}
-	a := KeyBy(&Stream[T1]{job: c.job, refs: c.first.refs, part: c.first.part}, keyName, key1, codec)
-	b := KeyBy(&Stream[T2]{job: c.job, refs: c.second.refs, part: c.second.part}, keyName, key2, codec)
+	a := KeyByCodec(&Stream[T1]{job: c.job, refs: c.first.refs, part: c.first.part}, keyName, key1, codec)
+	b := KeyByCodec(&Stream[T2]{job: c.job, refs: c.second.refs, part: c.second.part}, keyName, key2, codec)
 	return &ConnectedStreams[T1, T2]{job: c.job, first: a.connectInput(), second: b.connectInput()}
 }
 

@@ -22,8 +22,8 @@ func coHarness(t *testing.T, backend string, build func(in1 *runtime.Stream[int]
 // does: the ints by their decimal string, the strings by themselves.
 func keyedCo(in1 *runtime.Stream[int], in2 *runtime.Stream[string]) *runtime.ConnectedStreams[int, string] {
 	return runtime.Connect(
-		runtime.KeyBy(in1, "string(value)", func(v int) string { return strconv.Itoa(v) }, state.String),
-		runtime.KeyBy(in2, "value", func(v string) string { return v }, state.String))
+		runtime.KeyBy(in1, "string(value)", func(v int) string { return strconv.Itoa(v) }),
+		runtime.KeyBy(in2, "value", func(v string) string { return v }))
 }
 
 // coWatermarkQuerying is WatermarkQueryingProcessFunction of both tests.

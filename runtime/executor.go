@@ -8,6 +8,7 @@ import (
 	goruntime "runtime"
 	"slices"
 	"strings"
+	"time"
 
 	"streamdbg/state"
 )
@@ -941,13 +942,13 @@ func (e *Executor) advanceProcessingTime(ms int64) {
 	}
 }
 
-// AdvanceProcessingTime moves the virtual processing clock by ms and fires
-// the processing-time timers that became due.
-func (e *Executor) AdvanceProcessingTime(ms int64) error {
+// AdvanceProcessingTime moves the virtual processing clock by d (whole
+// milliseconds) and fires the processing-time timers that became due.
+func (e *Executor) AdvanceProcessingTime(d time.Duration) error {
 	if e.failure != nil {
 		return e.failure
 	}
-	e.advanceProcessingTime(ms)
+	e.advanceProcessingTime(d.Milliseconds())
 	return e.drain()
 }
 

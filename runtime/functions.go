@@ -38,12 +38,6 @@ type MapFunction[T, U any] interface {
 	Map(in T) (U, error)
 }
 
-// MapFunc adapts a plain function to MapFunction.
-type MapFunc[T, U any] func(T) (U, error)
-
-// Map calls f.
-func (f MapFunc[T, U]) Map(in T) (U, error) { return f(in) }
-
 // Collector receives the records a function emits.
 type Collector[T any] interface {
 	Collect(T)
@@ -54,22 +48,10 @@ type FlatMapFunction[T, U any] interface {
 	FlatMap(in T, out Collector[U]) error
 }
 
-// FlatMapFunc adapts a plain function to FlatMapFunction.
-type FlatMapFunc[T, U any] func(T, Collector[U]) error
-
-// FlatMap calls f.
-func (f FlatMapFunc[T, U]) FlatMap(in T, out Collector[U]) error { return f(in, out) }
-
 // FilterFunction keeps the records it returns true for.
 type FilterFunction[T any] interface {
 	Filter(in T) (bool, error)
 }
-
-// FilterFunc adapts a plain function to FilterFunction.
-type FilterFunc[T any] func(T) (bool, error)
-
-// Filter calls f.
-func (f FilterFunc[T]) Filter(in T) (bool, error) { return f(in) }
 
 // ProcessFunction sees each record with its context: timestamp, watermark,
 // timers (on keyed streams) and side outputs.
@@ -82,22 +64,10 @@ type OnTimerFunction[U any] interface {
 	OnTimer(ctx *ProcessContext[U], timestamp int64, domain TimeDomain) error
 }
 
-// ProcessFunc adapts a plain function to ProcessFunction.
-type ProcessFunc[T, U any] func(*ProcessContext[U], T) error
-
-// ProcessElement calls f.
-func (f ProcessFunc[T, U]) ProcessElement(ctx *ProcessContext[U], in T) error { return f(ctx, in) }
-
 // SinkFunction consumes records at the end of a job.
 type SinkFunction[T any] interface {
 	Invoke(in T) error
 }
-
-// SinkFunc adapts a plain function to SinkFunction.
-type SinkFunc[T any] func(T) error
-
-// Invoke calls f.
-func (f SinkFunc[T]) Invoke(in T) error { return f(in) }
 
 // ProcessContext is the context of one ProcessElement or OnTimer call.
 type ProcessContext[U any] struct {
@@ -214,8 +184,69 @@ func typedOp[T, U any](in Input[T], name string, newOp func() Operator, opts []O
 	return s
 }
 
+// The constructors come in two forms. Map, FlatMap, Filter, Process and
+// Sink take a plain Go function and infer their types from it:
+//
+//	words := runtime.FlatMap(lines, "split", func(l string, out runtime.Collector[string]) error { ... })
+//
+// A plain function must keep no state of its own: a variable it captures
+// is not snapshotted, so back, restore and recovery would lose it (back
+// reports a function whose replay differs). RichMap, RichFlatMap,
+// RichFilter, RichProcess and RichSink take a function value, usually a
+// pointer to a struct, that may also have a life cycle (RichFunction:
+// state is declared in Open), checkpoint its own operator state
+// (CheckpointedFunction) or handle timers (OnTimerFunction); each subtask
+// gets its own copy (CloneFunc).
+
 // Map applies f to every record.
-func Map[T, U any](in Input[T], name string, f MapFunction[T, U], opts ...Option) *Stream[U] {
+func Map[T, U any](in Input[T], name string, f func(T) (U, error), opts ...Option) *Stream[U] {
+	return RichMap[T, U](in, name, mapFunc[T, U](f), opts...)
+}
+
+// FlatMap applies f to every record; f emits any number of records.
+func FlatMap[T, U any](in Input[T], name string, f func(T, Collector[U]) error, opts ...Option) *Stream[U] {
+	return RichFlatMap[T, U](in, name, flatMapFunc[T, U](f), opts...)
+}
+
+// Filter keeps the records f accepts.
+func Filter[T any](in Input[T], name string, f func(T) (bool, error), opts ...Option) *Stream[T] {
+	return RichFilter[T](in, name, filterFunc[T](f), opts...)
+}
+
+// Process runs f on every record with its context (timestamp, watermark,
+// side outputs; keyed state through ctx.Runtime()). A function with timers
+// is a RichProcess function (it needs OnTimer).
+func Process[T, U any](in Input[T], name string, f func(ctx *ProcessContext[U], v T) error, opts ...Option) *Stream[U] {
+	return RichProcess[T, U](in, name, processFunc[T, U](f), opts...)
+}
+
+// Sink consumes every record with f; sinks end a job.
+func Sink[T any](in Input[T], name string, f func(T) error, opts ...Option) {
+	RichSink[T](in, name, sinkFunc[T](f), opts...)
+}
+
+type mapFunc[T, U any] func(T) (U, error)
+
+func (f mapFunc[T, U]) Map(in T) (U, error) { return f(in) }
+
+type flatMapFunc[T, U any] func(T, Collector[U]) error
+
+func (f flatMapFunc[T, U]) FlatMap(in T, out Collector[U]) error { return f(in, out) }
+
+type filterFunc[T any] func(T) (bool, error)
+
+func (f filterFunc[T]) Filter(in T) (bool, error) { return f(in) }
+
+type processFunc[T, U any] func(*ProcessContext[U], T) error
+
+func (f processFunc[T, U]) ProcessElement(ctx *ProcessContext[U], in T) error { return f(ctx, in) }
+
+type sinkFunc[T any] func(T) error
+
+func (f sinkFunc[T]) Invoke(in T) error { return f(in) }
+
+// RichMap applies the function value f to every record.
+func RichMap[T, U any](in Input[T], name string, f MapFunction[T, U], opts ...Option) *Stream[U] {
 	return typedOp[T, U](in, name, func() Operator {
 		f := CloneFunc(f)
 		var arena slotArena[U]
@@ -230,8 +261,9 @@ func Map[T, U any](in Input[T], name string, f MapFunction[T, U], opts ...Option
 	}, opts)
 }
 
-// FlatMap applies f to every record; f emits any number of records.
-func FlatMap[T, U any](in Input[T], name string, f FlatMapFunction[T, U], opts ...Option) *Stream[U] {
+// RichFlatMap applies the function value f to every record; f emits any
+// number of records.
+func RichFlatMap[T, U any](in Input[T], name string, f FlatMapFunction[T, U], opts ...Option) *Stream[U] {
 	return typedOp[T, U](in, name, func() Operator {
 		f := CloneFunc(f)
 		c := &collector[U]{}
@@ -242,8 +274,8 @@ func FlatMap[T, U any](in Input[T], name string, f FlatMapFunction[T, U], opts .
 	}, opts)
 }
 
-// Filter keeps the records f accepts.
-func Filter[T any](in Input[T], name string, f FilterFunction[T], opts ...Option) *Stream[T] {
+// RichFilter keeps the records the function value f accepts.
+func RichFilter[T any](in Input[T], name string, f FilterFunction[T], opts ...Option) *Stream[T] {
 	return typedOp[T, T](in, name, func() Operator {
 		f := CloneFunc(f)
 		var arena slotArena[T]
@@ -263,10 +295,10 @@ func Filter[T any](in Input[T], name string, f FilterFunction[T], opts ...Option
 	}, opts)
 }
 
-// Process runs f on every record with its context. On a keyed stream f may
-// use keyed state and timers; a function that implements OnTimerFunction
-// gets its timers.
-func Process[T, U any](in Input[T], name string, f ProcessFunction[T, U], opts ...Option) *Stream[U] {
+// RichProcess runs the function value f on every record with its context.
+// On a keyed stream f may use keyed state and timers; a function that
+// implements OnTimerFunction gets its timers.
+func RichProcess[T, U any](in Input[T], name string, f ProcessFunction[T, U], opts ...Option) *Stream[U] {
 	return typedOp[T, U](in, name, func() Operator {
 		f := CloneFunc(f)
 		pc := &ProcessContext[U]{}
@@ -284,8 +316,9 @@ func Process[T, U any](in Input[T], name string, f ProcessFunction[T, U], opts .
 	}, opts)
 }
 
-// Sink consumes every record with f; sinks end a job.
-func Sink[T any](in Input[T], name string, f SinkFunction[T], opts ...Option) {
+// RichSink consumes every record with the function value f; sinks end a
+// job.
+func RichSink[T any](in Input[T], name string, f SinkFunction[T], opts ...Option) {
 	s := typedOp[T, T](in, name, func() Operator {
 		f := CloneFunc(f)
 		return &userOp{fn: f, process: func(ctx *OperatorContext, r Record) error {

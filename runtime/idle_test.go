@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"streamdbg/runtime"
-	"streamdbg/state"
 )
 
 // perSubtask is a source whose subtask i replays evs[i].
@@ -44,8 +43,8 @@ func TestWithIdleness(t *testing.T) {
 	wms := runtime.Monotonous(func(v int64) (int64, error) { return v, nil }).WithIdleness(5 * time.Second)
 	src := runtime.FromSource(job, "Source: s", func() runtime.Source[int64] { return &perSubtask{evs: evs} }, wms,
 		runtime.UID("s"), runtime.Parallelism(2))
-	keyed := runtime.KeyBy(src, "v", func(v int64) int64 { return v % 2 }, state.Int64)
-	runtime.Sink(keyed, "sink", runtime.SinkFunc[int64](func(int64) error { return nil }), runtime.UID("sink"), runtime.Parallelism(1))
+	keyed := runtime.KeyBy(src, "v", func(v int64) int64 { return v % 2 })
+	runtime.Sink(keyed, "sink", func(int64) error { return nil }, runtime.UID("sink"), runtime.Parallelism(1))
 	e, err := runtime.NewExecutor(job, runtime.Options{}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -68,7 +68,7 @@ func setupJoin(t *testing.T, c joinConfig) *joinTest {
 	}
 	h := optest.New2(t, optest.Config2{Backend: c.backend}, func(h *optest.Harness2[testElem, testElem], in1, in2 *runtime.Stream[testElem]) {
 		key := func(e testElem) string { return e.Key }
-		j := runtime.IntervalJoin(runtime.KeyBy(in1, "key", key, state.String), runtime.KeyBy(in2, "key", key, state.String)).
+		j := runtime.IntervalJoin(runtime.KeyBy(in1, "key", key), runtime.KeyBy(in2, "key", key)).
 			Between(time.Duration(c.lower)*time.Millisecond, time.Duration(c.upper)*time.Millisecond)
 		if !c.lowerInclusive {
 			j = j.LowerBoundExclusive()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
 	"strings"
 
 	"streamdbg/state"
@@ -78,6 +79,8 @@ type KeySelector struct {
 	Append func(dst []byte, v any) []byte
 	// Codec decodes keys for display and names the key type.
 	Codec state.AnyCodec
+	// Type is the Go type of the keys (nil when not known).
+	Type reflect.Type
 }
 
 // node is one operator of the job graph.
@@ -117,9 +120,6 @@ func UID(uid string) Option { return func(n *node) { n.uid = uid } }
 
 // Parallelism sets the operator's parallelism.
 func Parallelism(p int) Option { return func(n *node) { n.parallelism = p } }
-
-// Name renames the operator.
-func Name(name string) Option { return func(n *node) { n.name = name } }
 
 // InputParallelism gives the operator the parallelism of its (first)
 // input, so that it chains to it: what Flink does for the helper maps it
@@ -215,13 +215,22 @@ type KeyedStream[K, T any] struct {
 	erased KeySelector
 }
 
-// KeyBy partitions s by key(record), encoded with codec. keyName names the
-// key in the plan ("word" shows as hash(word)).
-func KeyBy[K, T any](s *Stream[T], keyName string, key func(T) K, codec state.Codec[K]) *KeyedStream[K, T] {
+// KeyBy partitions s by key(record). keyName names the key in the plan
+// ("word" shows as hash(word)). The key's codec, which decides its key
+// group and how savepoints store it, is KeyCodec[K]; KeyByCodec takes
+// another.
+func KeyBy[K, T any](s *Stream[T], keyName string, key func(T) K) *KeyedStream[K, T] {
+	return KeyByCodec(s, keyName, key, KeyCodec[K]())
+}
+
+// KeyByCodec is KeyBy with the key codec given: for keys stored as
+// another system stores them, or encoded more compactly than KeyCodec does.
+func KeyByCodec[K, T any](s *Stream[T], keyName string, key func(T) K, codec state.Codec[K]) *KeyedStream[K, T] {
 	ks := &KeyedStream[K, T]{in: s, keyOf: key, codec: codec, label: "hash(" + keyName + ")"}
 	ks.erased = KeySelector{
 		Append: func(dst []byte, v any) []byte { return codec.Append(dst, key(readValue[T](v))) },
 		Codec:  state.Erase(codec),
+		Type:   reflect.TypeFor[K](),
 	}
 	return ks
 }

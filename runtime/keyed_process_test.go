@@ -16,14 +16,19 @@ import (
 // selector.
 func processHarness[OUT any](t *testing.T, backend string, f runtime.ProcessFunction[int64, OUT], sides ...string) *optest.Harness[int64] {
 	return optest.New(t, optest.Config{Backend: backend}, func(h *optest.Harness[int64], in *runtime.Stream[int64]) {
-		keyed := runtime.KeyBy(in, "value", func(v int64) int64 { return v }, state.Int64)
-		out := runtime.Process(keyed, "process", f, runtime.UID("process"))
+		keyed := runtime.KeyBy(in, "value", func(v int64) int64 { return v })
+		out := runtime.RichProcess(keyed, "process", f, runtime.UID("process"))
 		optest.Collect(h, "", out)
 		for _, tag := range sides {
 			optest.Collect(h, tag, runtime.SideOutput(out, runtime.NewOutputTag[any](tag)))
 		}
 	})
 }
+
+// procFunc makes a plain function a ProcessFunction, for processHarness.
+type procFunc[U any] func(*runtime.ProcessContext[U], int64) error
+
+func (f procFunc[U]) ProcessElement(ctx *runtime.ProcessContext[U], v int64) error { return f(ctx, v) }
 
 func tsString(ctx interface{ Timestamp() (int64, bool) }) string {
 	if ts, ok := ctx.Timestamp(); ok {
@@ -157,14 +162,14 @@ func TestKeyedProcessOperatorTest(t *testing.T) {
 					V string
 				}
 				h := optest.New(t, optest.Config{Backend: backend}, func(h *optest.Harness[pair], in *runtime.Stream[pair]) {
-					keyed := runtime.KeyBy(in, "k", func(p pair) int64 { return p.K }, state.Int64)
-					optest.Collect(h, "", runtime.Process(keyed, "process", runtime.ProcessFunc[pair, string](func(ctx *runtime.ProcessContext[string], p pair) error {
+					keyed := runtime.KeyBy(in, "k", func(p pair) int64 { return p.K })
+					optest.Collect(h, "", runtime.Process(keyed, "process", func(ctx *runtime.ProcessContext[string], p pair) error {
 						if k := ctx.CurrentKey(); k != p.K {
 							return fmt.Errorf("current key %v, want %d", k, p.K)
 						}
 						ctx.Collect(p.V)
 						return nil
-					}), runtime.UID("process")))
+					}, runtime.UID("process")))
 				})
 				h.ProcessElement(pair{5, "5"}, 12)
 				h.ProcessElement(pair{42, "42"}, 13)
@@ -250,7 +255,7 @@ func TestKeyedProcessOperatorTest(t *testing.T) {
 		},
 		"testNullOutputTagRefusal": func(t *testing.T) {
 			backends(t, func(t *testing.T, backend string) {
-				h := processHarness[string](t, backend, runtime.ProcessFunc[int64, string](func(ctx *runtime.ProcessContext[string], v int64) error {
+				h := processHarness[string](t, backend, procFunc[string](func(ctx *runtime.ProcessContext[string], v int64) error {
 					ctx.Output("", v)
 					return nil
 				}))
@@ -264,7 +269,7 @@ func TestKeyedProcessOperatorTest(t *testing.T) {
 		},
 		"testSideOutput": func(t *testing.T) {
 			backends(t, func(t *testing.T, backend string) {
-				h := processHarness[string](t, backend, runtime.ProcessFunc[int64, string](func(ctx *runtime.ProcessContext[string], v int64) error {
+				h := processHarness[string](t, backend, procFunc[string](func(ctx *runtime.ProcessContext[string], v int64) error {
 					ctx.Collect(fmt.Sprintf("IN:%d", v))
 					ctx.Output("int-out", v)
 					ctx.Output("long-out", float64(v))

@@ -3,8 +3,6 @@ package runtime
 import (
 	"strings"
 	"testing"
-
-	"streamdbg/state"
 )
 
 type memSource struct {
@@ -30,14 +28,14 @@ func TestChaining(t *testing.T) {
 	j := NewJob("t")
 	j.Parallelism = 2
 	src := FromSource(j, "Source: s", newSlice("a"), WatermarkStrategy[string]{}, UID("s"), Parallelism(1))
-	a := Map(src, "a", MapFunc[string, string](identity), UID("a"), Parallelism(1))
-	b := Map(a, "b", MapFunc[string, string](identity), UID("b")) // parallelism 2: breaks the chain
-	k := KeyBy(b, "self", func(s string) string { return s }, state.String)
-	c := Map(k, "c", MapFunc[string, string](identity), UID("c")) // keyed: breaks
-	d := Filter(c, "d", FilterFunc[string](func(string) (bool, error) { return true, nil }), UID("d"))
-	other := Map(src, "e", MapFunc[string, string](identity), UID("e"), Parallelism(2))
+	a := Map(src, "a", identity, UID("a"), Parallelism(1))
+	b := Map(a, "b", identity, UID("b")) // parallelism 2: breaks the chain
+	k := KeyBy(b, "self", func(s string) string { return s })
+	c := Map(k, "c", identity, UID("c")) // keyed: breaks
+	d := Filter(c, "d", func(string) (bool, error) { return true, nil }, UID("d"))
+	other := Map(src, "e", identity, UID("e"), Parallelism(2))
 	u := Union(d, other)
-	f := Map(u, "f", MapFunc[string, string](identity), UID("f")) // two inputs: not chained
+	f := Map(u, "f", identity, UID("f")) // two inputs: not chained
 	JSONSink(f, "out", UID("out"))
 	p, err := BuildPlan(j, 0, 0)
 	if err != nil {
@@ -109,8 +107,8 @@ func (panicky) Map(s string) (string, error) {
 func TestPanicBecomesFailure(t *testing.T) {
 	j := NewJob("t")
 	src := FromSource(j, "Source: s", newSlice("a", "boom", "c"), WatermarkStrategy[string]{}, UID("s"))
-	k := KeyBy(src, "self", func(s string) string { return s }, state.String)
-	JSONSink(Map(k, "explode", panicky{}, UID("explode")), "out", UID("out"))
+	k := KeyBy(src, "self", func(s string) string { return s })
+	JSONSink(RichMap(k, "explode", panicky{}, UID("explode")), "out", UID("out"))
 	e, err := NewExecutor(j, Options{}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -4,16 +4,14 @@ import (
 	"bytes"
 	"strings"
 	"testing"
-
-	"streamdbg/state"
 )
 
 func TestFromSliceResumesFromCheckpoint(t *testing.T) {
 	build := func() *Job {
 		j := NewJob("slice")
 		src := FromSlice(j, "Source: items", []string{"a", "b", "a", "c", "a"}, WatermarkStrategy[string]{}, UID("items"))
-		k := KeyBy(src, "self", func(s string) string { return s }, state.String)
-		JSONSink(Map(k, "upper", MapFunc[string, string](func(s string) (string, error) { return strings.ToUpper(s), nil }), UID("upper")), "out", UID("out"))
+		k := KeyBy(src, "self", func(s string) string { return s })
+		JSONSink(Map(k, "upper", func(s string) (string, error) { return strings.ToUpper(s), nil }, UID("upper")), "out", UID("out"))
 		return j
 	}
 	var out bytes.Buffer

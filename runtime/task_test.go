@@ -18,7 +18,7 @@ func backends(t *testing.T, f func(t *testing.T, backend string)) {
 }
 
 func identity(in *runtime.Stream[string]) *runtime.Stream[string] {
-	return runtime.Map(in, "map", runtime.MapFunc[string, string](func(s string) (string, error) { return s, nil }), runtime.UID("map"))
+	return runtime.Map(in, "map", func(s string) (string, error) { return s, nil }, runtime.UID("map"))
 }
 
 func expectOutput(t *testing.T, got, want []optest.Element) {

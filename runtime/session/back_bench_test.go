@@ -74,8 +74,8 @@ func keysJob() *runtime.Job {
 	src := runtime.FromSource(job, "Source: keys", func() runtime.Source[string] {
 		return &keySource{distinct: benchKeys, total: 1 << 50}
 	}, runtime.WatermarkStrategy[string]{}, runtime.UID("keys"), runtime.Parallelism(1))
-	byKey := runtime.KeyBy(src, "key", func(k string) string { return k }, state.String)
-	counts := runtime.Map(byKey, "count", &benchCounter{}, runtime.UID("count"))
+	byKey := runtime.KeyBy(src, "key", func(k string) string { return k })
+	counts := runtime.RichMap(byKey, "count", &benchCounter{}, runtime.UID("count"))
 	runtime.JSONSink(counts, "out", runtime.UID("out"))
 	return job
 }

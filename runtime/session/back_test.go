@@ -125,7 +125,7 @@ func apply(t testing.TB, s *session.Session, o op) {
 	case "watermark":
 		_, err = s.AdvanceWatermark(o.arg)
 	case "proctime":
-		_, err = s.AdvanceProcessingTime(o.arg)
+		_, err = s.AdvanceProcessingTime(time.Duration(o.arg) * time.Millisecond)
 	}
 	if err != nil {
 		t.Fatalf("%s %d: %v", o.kind, o.arg, err)

@@ -165,7 +165,7 @@ func Commands() []Command {
 				if err != nil || d < 0 {
 					return Result{}, fmt.Errorf("advance: want a positive duration such as 5s, got %q", args)
 				}
-				st, err := s.AdvanceProcessingTime(d.Milliseconds())
+				st, err := s.AdvanceProcessingTime(d)
 				return Result{Stop: st}, err
 			}},
 		{Name: "why", Aliases: []string{"y"}, Args: "[at OPERATOR] [KEY [TIME]]",

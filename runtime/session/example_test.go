@@ -31,13 +31,13 @@ func (c *counter) Map(w string) (string, error) {
 func Example() {
 	job := runtime.NewJob("mine")
 	lines := runtime.FromSlice(job, "Source: lines", []string{"a b a", "b c"}, runtime.WatermarkStrategy[string]{}, runtime.UID("lines"))
-	words := runtime.FlatMap(lines, "split", runtime.FlatMapFunc[string, string](func(l string, out runtime.Collector[string]) error {
+	words := runtime.FlatMap(lines, "split", func(l string, out runtime.Collector[string]) error {
 		for _, w := range strings.Fields(l) {
 			out.Collect(w)
 		}
 		return nil
-	}), runtime.UID("split"))
-	counted := runtime.Map(runtime.KeyBy(words, "word", func(w string) string { return w }, state.String), "count", &counter{}, runtime.UID("count"))
+	}, runtime.UID("split"))
+	counted := runtime.RichMap(runtime.KeyBy(words, "word", func(w string) string { return w }), "count", &counter{}, runtime.UID("count"))
 	runtime.JSONSink(counted, "out", runtime.UID("out"))
 
 	s, err := session.New(job, session.Options{Options: runtime.Options{Trace: true}})

@@ -257,12 +257,12 @@ func wordCountRenamed(t testing.TB) *runtime.Job {
 	job.Parallelism = 2
 	lines := runtime.FromSource(job, "Source: lines", fixtures.NewLineSource(fixtures.SourceConfig{Input: in}, fixtures.ParseText),
 		runtime.WatermarkStrategy[string]{}, runtime.UID("lines"), runtime.Parallelism(1))
-	words := runtime.FlatMap(lines, "tokenize", runtime.FlatMapFunc[string, string](func(line string, out runtime.Collector[string]) error {
+	words := runtime.FlatMap(lines, "tokenize", func(line string, out runtime.Collector[string]) error {
 		fixtures.Tokenize(line, out.Collect)
 		return nil
-	}), runtime.UID("tokenize"), runtime.Parallelism(1))
-	byWord := runtime.KeyBy(words, "word", func(w string) string { return w }, state.String)
-	counts := runtime.Map(byWord, "count", &renamedCounter{}, runtime.UID("count-v2"))
+	}, runtime.UID("tokenize"), runtime.Parallelism(1))
+	byWord := runtime.KeyBy(words, "word", func(w string) string { return w })
+	counts := runtime.RichMap(byWord, "count", &renamedCounter{}, runtime.UID("count-v2"))
 	runtime.JSONSink(counts, "out", runtime.UID("out"))
 	if err := job.Err(); err != nil {
 		t.Fatal(err)

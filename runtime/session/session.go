@@ -296,7 +296,7 @@ func (s *Session) replayCommands(pos int64) error {
 		if c.watermark {
 			err = s.exec.AdvanceWatermark(c.value)
 		} else {
-			err = s.exec.AdvanceProcessingTime(c.value)
+			err = s.exec.AdvanceProcessingTime(time.Duration(c.value) * time.Millisecond)
 		}
 		if err != nil {
 			return err

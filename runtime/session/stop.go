@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"streamdbg/runtime"
 	"streamdbg/state"
@@ -450,15 +451,16 @@ func (s *Session) sourceWatermark() int64 {
 	return wm
 }
 
-// AdvanceProcessingTime moves the virtual processing clock by ms.
-func (s *Session) AdvanceProcessingTime(ms int64) (*Stop, error) {
+// AdvanceProcessingTime moves the virtual processing clock by d (whole
+// milliseconds).
+func (s *Session) AdvanceProcessingTime(d time.Duration) (*Stop, error) {
 	if err := s.usable(); err != nil {
 		return nil, err
 	}
 	c := s.newCollector()
-	if err := s.exec.AdvanceProcessingTime(ms); err != nil {
+	if err := s.exec.AdvanceProcessingTime(d); err != nil {
 		return c.failed(err)
 	}
-	s.commands = append(s.commands, timeCommand{position: s.exec.Position(), value: ms})
+	s.commands = append(s.commands, timeCommand{position: s.exec.Position(), value: d.Milliseconds()})
 	return c.stop(ReasonTime, "processing time "+state.FormatMillis(s.exec.ProcessingTime())), nil
 }

@@ -10,7 +10,6 @@ import (
 	"streamdbg/runtime"
 	"streamdbg/runtime/internal/optest"
 	"streamdbg/runtime/window"
-	"streamdbg/state"
 )
 
 // tup is Flink's Tuple2<String, Integer> of the operator tests.
@@ -42,7 +41,7 @@ type spec struct {
 }
 
 func (s spec) windowed(in *runtime.Stream[tup]) *window.WindowedStream[string, tup] {
-	keyed := runtime.KeyBy(in, "f0", func(e tup) string { return e.K }, state.String)
+	keyed := runtime.KeyBy(in, "f0", func(e tup) string { return e.K })
 	ws := window.Of(keyed, s.assigner)
 	if s.trigger != nil {
 		ws.Trigger(s.trigger)

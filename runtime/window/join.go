@@ -123,14 +123,14 @@ type FlatJoinFunction[T1, T2, U any] interface {
 // window's max timestamp.
 func CoGroupApply[K, T1, T2, U any](w *WindowedCoGroup[K, T1, T2], name string, f CoGroupFunction[T1, T2, U], opts ...runtime.Option) *runtime.Stream[U] {
 	c := w.streams
-	one := runtime.Map(c.first, name+": input 1", runtime.MapFunc[T1, TaggedUnion[T1, T2]](func(v T1) (TaggedUnion[T1, T2], error) {
+	one := runtime.Map(c.first, name+": input 1", func(v T1) (TaggedUnion[T1, T2], error) {
 		return TaggedUnion[T1, T2]{One: &v}, nil
-	}), runtime.UID(name+"-input-1"), runtime.InputParallelism())
-	two := runtime.Map(c.second, name+": input 2", runtime.MapFunc[T2, TaggedUnion[T1, T2]](func(v T2) (TaggedUnion[T1, T2], error) {
+	}, runtime.UID(name+"-input-1"), runtime.InputParallelism())
+	two := runtime.Map(c.second, name+": input 2", func(v T2) (TaggedUnion[T1, T2], error) {
 		return TaggedUnion[T1, T2]{Two: &v}, nil
-	}), runtime.UID(name+"-input-2"), runtime.InputParallelism())
+	}, runtime.UID(name+"-input-2"), runtime.InputParallelism())
 	key1, key2 := c.key1, c.key2
-	keyed := runtime.KeyBy(runtime.Union(one, two), c.keyName, func(u TaggedUnion[T1, T2]) K {
+	keyed := runtime.KeyByCodec(runtime.Union(one, two), c.keyName, func(u TaggedUnion[T1, T2]) K {
 		if u.One != nil {
 			return key1(*u.One)
 		}

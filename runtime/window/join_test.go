@@ -54,10 +54,10 @@ func punctuated[T any](ts func(T) int64) runtime.WatermarkStrategy[T] {
 }
 
 func collectStrings(s *runtime.Stream[string], into *[]string) {
-	runtime.Sink(s, "sink", runtime.SinkFunc[string](func(v string) error {
+	runtime.Sink(s, "sink", func(v string) error {
 		*into = append(*into, v)
 		return nil
-	}), runtime.UID("sink"))
+	}, runtime.UID("sink"))
 }
 
 func expectSortedStrings(t *testing.T, got, want []string) {

@@ -61,7 +61,7 @@ func runElems(t *testing.T, a window.Assigner, trig window.Trigger, ts bool, es 
 		wms.Timestamp = func(e elem) (int64, error) { return e.TS, nil }
 	}
 	src := runtime.FromSource(job, "source", func() runtime.Source[elem] { return &sliceSource{evs: evs} }, wms)
-	keyed := runtime.KeyBy(src, "key", func(e elem) string { return e.Key }, state.String)
+	keyed := runtime.KeyBy(src, "key", func(e elem) string { return e.Key })
 	ws := window.Of(keyed, a)
 	if trig != nil {
 		ws.Trigger(trig)
@@ -75,7 +75,7 @@ func runElems(t *testing.T, a window.Assigner, trig window.Trigger, ts bool, es 
 		ctx.Collect(k + ":" + strings.Join(vs, ""))
 		return nil
 	}))
-	runtime.Sink(out, "out", runtime.SinkFunc[string](func(s string) error { got = append(got, s); return nil }))
+	runtime.Sink(out, "out", func(s string) error { got = append(got, s); return nil })
 	if err := job.Err(); err != nil {
 		return nil, err
 	}

@@ -186,7 +186,7 @@ func newJob(t *testing.T, d *datadriven.TestData, evs []runtime.SourceEvent[elem
 		wms = runtime.BoundedOutOfOrderness(dur("ooo"), wms.Timestamp)
 	}
 	src := runtime.FromSource(job, "source", func() runtime.Source[elem] { return &sliceSource{evs: evs} }, wms, runtime.UID("source"), runtime.Parallelism(1))
-	keyed := runtime.KeyBy(src, "key", func(e elem) string { return e.Key }, state.String)
+	keyed := runtime.KeyBy(src, "key", func(e elem) string { return e.Key })
 	var a window.Assigner
 	switch arg("assigner", "tumbling") {
 	case "tumbling":
@@ -269,11 +269,11 @@ func newJob(t *testing.T, d *datadriven.TestData, evs []runtime.SourceEvent[elem
 			}), runtime.UID("window"))
 	case "reduce":
 		r := window.Reduce(ws, "window", func(a, b elem) elem { return elem{Key: a.Key, Val: a.Val + b.Val, TS: max(a.TS, b.TS)} }, runtime.UID("window"))
-		out = runtime.Map(r, "show", runtime.MapFunc[elem, string](func(e elem) (string, error) { return fmtVal(e), nil }), runtime.UID("show"))
+		out = runtime.Map(r, "show", func(e elem) (string, error) { return fmtVal(e), nil }, runtime.UID("show"))
 	}
-	runtime.Sink(out, "out", runtime.SinkFunc[string](func(string) error { return nil }), runtime.UID("out"))
+	runtime.Sink(out, "out", func(string) error { return nil }, runtime.UID("out"))
 	if d.HasArg("late") {
-		runtime.Sink(runtime.SideOutput(out, late), "late", runtime.SinkFunc[elem](func(elem) error { return nil }), runtime.UID("late"))
+		runtime.Sink(runtime.SideOutput(out, late), "late", func(elem) error { return nil }, runtime.UID("late"))
 	}
 	return job
 }
@@ -418,7 +418,7 @@ func (h *harness) run(d *datadriven.TestData) string {
 		}
 		return out.String()
 	case "advance-processing-time":
-		err := h.e.AdvanceProcessingTime(ms(t, d.CmdArgs[0].Key))
+		err := h.e.AdvanceProcessingTime(time.Duration(ms(t, d.CmdArgs[0].Key)) * time.Millisecond)
 		out := render(h.e.TakeTrace())
 		if err != nil {
 			out += "error: " + err.Error() + "\n"

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"streamdbg/runtime"
 )
@@ -232,7 +233,7 @@ func (h *Harness[IN]) ProcessStatus(ch int, idle bool) {
 func (h *Harness[IN]) SetProcessingTime(t int64) {
 	h.t.Helper()
 	if d := t - h.exec.ProcessingTime(); d > 0 {
-		h.must(h.exec.AdvanceProcessingTime(d))
+		h.must(h.exec.AdvanceProcessingTime(time.Duration(d) * time.Millisecond))
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"iter"
 	"testing"
+	"time"
 
 	"streamdbg/runtime"
 	"streamdbg/state"
@@ -210,7 +211,7 @@ func (h *Harness2[IN1, IN2]) TryProcessElementOn(input, ch int, v1 IN1, v2 IN2, 
 func (h *Harness2[IN1, IN2]) SetProcessingTime(t int64) {
 	h.t.Helper()
 	if d := t - h.exec.ProcessingTime(); d > 0 {
-		h.must(h.exec.AdvanceProcessingTime(d))
+		h.must(h.exec.AdvanceProcessingTime(time.Duration(d) * time.Millisecond))
 	}
 }
 
