@@ -28,10 +28,10 @@ func readOrder(t *testing.T, a, b []stamped, timestamps bool) []string {
 	s1 := runtime.FromSlice(job, "Source: a", a, wm, runtime.UID("a"))
 	s2 := runtime.FromSlice(job, "Source: b", b, wm, runtime.UID("b"))
 	var got []string
-	runtime.Sink(runtime.Union(s1, s2), "sink", runtime.SinkFunc[stamped](func(s stamped) error {
+	runtime.Sink(runtime.Union(s1, s2), "sink", func(s stamped) error {
 		got = append(got, s.String())
 		return nil
-	}), runtime.UID("sink"), runtime.Parallelism(1))
+	}, runtime.UID("sink"), runtime.Parallelism(1))
 	e, err := runtime.NewExecutor(job, runtime.Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
