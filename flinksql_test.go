@@ -62,6 +62,20 @@ func TestFlinkSQLSeedQuery(t *testing.T) {
 	}
 }
 
+// TestFlinkSQLSeedQueryGlobalAggregate: the seed query as the issue writes
+// it, key.b = 2, on the global aggregate of a two-phase (incremental) group
+// aggregate grouped by b; value from the sample's expected.txt (accState
+// of key 2 is the row [2]).
+func TestFlinkSQLSeedQueryGlobalAggregate(t *testing.T) {
+	dir := flinkSample(t, "sql/stream-exec-incremental-group-aggregate_1__incremental-group-aggregate-simple")
+	code, out, errs := cmd(t, "query", filepath.Join(dir, "savepoint"),
+		"SELECT operator_name, key, value FROM keyed_state WHERE state_name = 'accState' AND key.b = 2", "--format", "json")
+	want := `{"operator_name":"GlobalGroupAggregate(groupBy=[b], partialFinalType=[FINAL], select=[b, $SUM0(count$0) AS $f1])","key":{"b":2},"value":{"f0":2}}` + "\n"
+	if code != 0 || out != want {
+		t.Errorf("exit %d %s\n got %s want %s", code, errs, out, want)
+	}
+}
+
 // TestFlinkUnreadableStates: a query that needs a state the reader cannot
 // read fails naming operator, state and reason; --skip-unreadable reads the
 // rest with one warning per skipped state; state_meta lists the reason.

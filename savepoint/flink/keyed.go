@@ -56,6 +56,11 @@ func (sp *Savepoint) keyedFiles(opSel string) []keyedFile {
 // does not: States lists them.
 func (sp *Savepoint) Keyed(scan state.KeyedScan) iter.Seq2[state.KeyedRow, error] {
 	return func(yield func(state.KeyedRow, error) bool) {
+		if scan.OperatorID != "" {
+			if err := sp.keyedGapError(scan.OperatorID); err != nil && !yield(state.KeyedRow{}, err) {
+				return
+			}
+		}
 		for _, f := range sp.keyedFiles(scan.OperatorID) {
 			name := sp.opName(f.op)
 			want := func(m *stateMeta) bool {
@@ -102,6 +107,23 @@ func (sp *Savepoint) Keyed(scan state.KeyedScan) iter.Seq2[state.KeyedRow, error
 	}
 }
 
+// keyedGapError is the error for the keyed state of the operators a
+// selector picks that is of a kind this reader does not read (changelog):
+// a scan naming the operator is told, instead of getting no rows.
+func (sp *Savepoint) keyedGapError(opSel string) error {
+	for _, op := range sp.md.operators {
+		if !sp.matchOperator(op, opSel) {
+			continue
+		}
+		for _, st := range op.subtasks {
+			if st.keyedGap != "" {
+				return fmt.Errorf("flink: keyed state of operator %s (subtask %d) cannot be read: %s: %w", op.id, st.index, st.keyedGap, ErrUnsupported)
+			}
+		}
+	}
+	return nil
+}
+
 // readable lists, by state index, whether each state of the file can be
 // read.
 func (f keyedFile) readable() []bool {
@@ -140,6 +162,11 @@ func (f keyedFile) problem(want func(*stateMeta) bool) error {
 // Timers streams the timers of keyed operators.
 func (sp *Savepoint) Timers(scan state.TimerScan) iter.Seq2[state.TimerRow, error] {
 	return func(yield func(state.TimerRow, error) bool) {
+		if scan.OperatorID != "" {
+			if err := sp.keyedGapError(scan.OperatorID); err != nil && !yield(state.TimerRow{}, err) {
+				return
+			}
+		}
 		for _, f := range sp.keyedFiles(scan.OperatorID) {
 			want := func(m *stateMeta) bool { return m.backendType == backendPriorityQueue }
 			if scan.OperatorID != "" {

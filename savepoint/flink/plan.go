@@ -56,9 +56,8 @@ type planField struct {
 type opPlan struct {
 	node      *planNode
 	uid       string
-	primary   bool // the node's main transformation, not a helper one
-	keyNames  []string
-	keyRoots  []typeRoot
+	primary   bool          // the node's main transformation, not a helper one
+	keys      [][]planField // candidates for the key's columns (keyColumns)
 	inputRows [][]planField
 }
 
@@ -168,7 +167,7 @@ func (sp *Savepoint) ApplyPlan(planJSON []byte) error {
 		if matched[p.node] == 1 {
 			p.primary = true // the node's only operator is its main one
 		}
-		p.keyNames, p.keyRoots = keyColumns(p.node)
+		p.keys = keyColumns(p.node)
 		for _, in := range p.node.inputs {
 			p.inputRows = append(p.inputRows, in.output)
 		}
@@ -239,38 +238,42 @@ func transformationNames(nodes []*planNode) []string {
 	return slices.Compact(out)
 }
 
-// keyColumns finds a node's key columns in its input type: the grouping,
-// unique keys, partition fields or left join keys, whichever it has.
-func keyColumns(n *planNode) ([]string, []typeRoot) {
+// keyColumns lists the candidates for a node's key columns in its input
+// type: its grouping, partial or final grouping, unique keys, partition
+// fields or left join keys, whichever it has. The key serializer's field
+// types pick among them (nameKey).
+func keyColumns(n *planNode) [][]planField {
 	if len(n.inputs) == 0 {
-		return nil, nil
+		return nil
 	}
 	in := n.inputs[0].output
-	var idx []int
+	var out [][]planField
 	for _, path := range [][]string{
-		{"grouping"}, {"finalAggGrouping"}, {"uniqueKeys"}, {"partition", "fields"}, {"partitionSpec", "fields"},
-		{"overSpec", "partition", "fields"}, {"matchSpec", "partition", "fields"}, {"joinSpec", "leftKeys"},
-		{"intervalJoinSpec", "joinSpec", "leftKeys"}, {"leftJoinKeys"},
+		{"grouping"}, {"partialAggGrouping"}, {"finalAggGrouping"}, {"uniqueKeys"}, {"partition", "fields"},
+		{"partitionSpec", "fields"}, {"overSpec", "partition", "fields"}, {"matchSpec", "partition", "fields"},
+		{"joinSpec", "leftKeys"}, {"intervalJoinSpec", "joinSpec", "leftKeys"}, {"leftJoinKeys"},
 	} {
-		if v, ok := lookupPath(n.raw, path); ok {
-			if ints, ok := intList(v); ok {
-				idx = ints
+		v, ok := lookupPath(n.raw, path)
+		if !ok {
+			continue
+		}
+		idx, ok := intList(v)
+		if !ok {
+			continue
+		}
+		cols := make([]planField, 0, len(idx))
+		for _, k := range idx {
+			if k < 0 || k >= len(in) {
+				cols = nil
 				break
 			}
+			cols = append(cols, in[k])
+		}
+		if cols != nil {
+			out = append(out, cols)
 		}
 	}
-	if idx == nil {
-		return nil, nil
-	}
-	names := make([]string, len(idx))
-	roots := make([]typeRoot, len(idx))
-	for i, k := range idx {
-		if k < 0 || k >= len(in) {
-			return nil, nil
-		}
-		names[i], roots[i] = in[k].name, in[k].root
-	}
-	return names, roots
+	return out
 }
 
 func lookupPath(m map[string]any, path []string) (any, bool) {
@@ -518,8 +521,14 @@ func (p *opPlan) applyToHeader(h *keyedHeader) *keyedHeader {
 }
 
 func (p *opPlan) nameKey(s serializer) serializer {
-	if rs, ok := s.(*rowDataSer); ok && matchRoots(rs.layout.types, p.keyRoots) {
-		return rs.withNames(p.keyNames)
+	rs, ok := s.(*rowDataSer)
+	if !ok {
+		return s
+	}
+	for _, cols := range p.keys {
+		if matchRoots(rs.layout.types, fieldRoots(cols)) {
+			return rs.withNames(fieldNamesOf(cols))
+		}
 	}
 	return s
 }
