@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -75,7 +76,7 @@ func stateDump(t testing.TB, s *session.Session) string {
 	var lines []string
 	for _, q := range []string{
 		"SELECT operator_name, state_name, key, namespace, user_key, value FROM keyed_state",
-		"SELECT operator_name, state_name, mode, value FROM operator_state",
+		"SELECT operator_name, state_name, mode, value FROM operator_state WHERE mode != 'broadcast'",
 	} {
 		rows, err := query.RunText(context.Background(), s.Catalog(), q)
 		if err != nil {
@@ -88,6 +89,33 @@ func stateDump(t testing.TB, s *session.Session) string {
 			lines = append(lines, fmt.Sprint(row...))
 		}
 		rows.Close()
+	}
+	// Every subtask holds the whole broadcast state: the dump has it once,
+	// after checking that all subtasks hold the same.
+	rows, err := query.RunText(context.Background(), s.Catalog(), "SELECT subtask, operator_name, state_name, position, value FROM operator_state WHERE mode = 'broadcast'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bySubtask := map[string][]string{}
+	for row, err := range rows.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := fmt.Sprint(row[1], " ", row[0])
+		bySubtask[k] = append(bySubtask[k], fmt.Sprint(row[1:]...))
+	}
+	rows.Close()
+	copies := map[string][]string{}
+	for k, ls := range bySubtask {
+		slices.Sort(ls)
+		op := strings.SplitN(k, " ", 2)[0]
+		if c, ok := copies[op]; ok && !slices.Equal(c, ls) {
+			t.Fatalf("operator %s: the subtasks' broadcast states differ:\n%v\n%v", op, c, ls)
+		}
+		copies[op] = ls
+	}
+	for _, ls := range copies {
+		lines = append(lines, ls...)
 	}
 	slices.Sort(lines)
 	return strings.Join(lines, "\n")
@@ -112,14 +140,30 @@ type reference struct {
 	dump    string
 	records int64
 	keyed   int // keyed entries, to make sure the dump is not trivially empty
+	// outputs are the sink lines, sorted (parallelism changes their order
+	// across subtasks, not the lines).
+	outputs []string
 }
 
 func referenceRun(t testing.TB, name string) reference {
-	s := openSession(t, buildJob(t, name), session.Options{})
-	defer s.Close()
+	var out bytes.Buffer
+	s := openSession(t, buildJob(t, name), session.Options{Options: runtime.Options{Output: &out}})
 	res := runToEnd(t, s, session.RunOptions{})
 	d := stateDump(t, s)
-	return reference{dump: d, records: res.Position, keyed: strings.Count(d, "\n")}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return reference{dump: d, records: res.Position, keyed: strings.Count(d, "\n"), outputs: outputLines(out.Bytes())}
+}
+
+// outputLines splits sink output into its lines, sorted.
+func outputLines(b []byte) []string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) == 1 && lines[0] == "" {
+		return nil
+	}
+	slices.Sort(lines)
+	return lines
 }
 
 func firstDiff(got, want string) string {
@@ -139,18 +183,23 @@ func firstDiff(got, want string) string {
 	return "equal"
 }
 
-// TestSavepointRestoreProperty stops wordcount and orders at random
-// records, writes a savepoint, restores it at a random parallelism (1..8,
-// or the same) and runs to the end: the final state is the uninterrupted
-// run's.
+// TestSavepointRestoreProperty stops wordcount, orders and the two-input
+// jobs enrich (broadcast state) and payments (interval join buffers and
+// timers) at random records, writes a savepoint, restores it at a random
+// parallelism (1..8, or the same) and runs to the end: the final state is
+// the uninterrupted run's, and so are the sink records (those written
+// before the savepoint and after the restore together).
 func TestSavepointRestoreProperty(t *testing.T) {
 	rng := seeded(t)
-	jobs := []string{"wordcount", "orders"}
+	jobs := []string{"wordcount", "orders", "enrich", "payments"}
+	// The final state of payments is small: its timers have fired and its
+	// join buffers are clean; its outputs carry the check.
+	minRows := map[string]int{"wordcount": 50, "orders": 50, "enrich": 15, "payments": 3}
 	refs := map[string]reference{}
 	for _, j := range jobs {
 		refs[j] = referenceRun(t, j)
-		if refs[j].keyed < 50 {
-			t.Fatalf("%s: reference state has only %d rows", j, refs[j].keyed)
+		if refs[j].keyed < minRows[j] || len(refs[j].outputs) < 100 {
+			t.Fatalf("%s: reference state has only %d rows, %d outputs", j, refs[j].keyed, len(refs[j].outputs))
 		}
 	}
 	n := trials(t, 24)
@@ -164,7 +213,8 @@ func TestSavepointRestoreProperty(t *testing.T) {
 		if i%3 != 0 {
 			p2 = 1 + rng.IntN(8)
 		}
-		s := openSession(t, buildJob(t, name), session.Options{Options: runtime.Options{Parallelism: p1}, CheckpointInterval: 1 + rng.IntN(100)})
+		var out bytes.Buffer
+		s := openSession(t, buildJob(t, name), session.Options{Options: runtime.Options{Parallelism: p1, Output: &out}, CheckpointInterval: 1 + rng.IntN(100)})
 		if stop > 0 {
 			if _, err := s.Run(context.Background(), session.RunOptions{Steps: stop}); err != nil {
 				t.Fatal(err)
@@ -182,7 +232,7 @@ func TestSavepointRestoreProperty(t *testing.T) {
 		if got := sp.Meta().Position; got != stop {
 			t.Fatalf("trial %d: savepoint at record %d, want %d", i, got, stop)
 		}
-		r, err := session.New(buildJob(t, name), session.Options{Options: runtime.Options{Parallelism: p2}, Restore: runtime.FromSavepoint(sp)})
+		r, err := session.New(buildJob(t, name), session.Options{Options: runtime.Options{Parallelism: p2, Output: &out}, Restore: runtime.FromSavepoint(sp)})
 		if err != nil {
 			t.Fatalf("trial %d: restore %s stopped at %d (parallelism %d) at parallelism %d: %v", i, name, stop, p1, p2, err)
 		}
@@ -192,7 +242,14 @@ func TestSavepointRestoreProperty(t *testing.T) {
 			t.Errorf("trial %d: %s stopped at record %d (parallelism %d), restored at parallelism %d: ended at record %d (want %d); state differs: %s",
 				i, name, stop, p1, p2, res.Position, ref.records, firstDiff(got, ref.dump))
 		}
-		r.Close()
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if got := outputLines(out.Bytes()); !slices.Equal(got, ref.outputs) {
+			divergences++
+			t.Errorf("trial %d: %s stopped at record %d (parallelism %d), restored at parallelism %d: %d sink records, want %d; %s",
+				i, name, stop, p1, p2, len(got), len(ref.outputs), firstDiff(strings.Join(got, "\n"), strings.Join(ref.outputs, "\n")))
+		}
 	}
 	t.Logf("%d trials, %d divergences", n, divergences)
 }
