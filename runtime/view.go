@@ -38,6 +38,9 @@ type ChannelView struct {
 	// From is the upstream subtask: its task and index.
 	From        *Task
 	FromSubtask int
+	// Input is the input of a two-input task the channel feeds: 1 or 2
+	// (0 in a one-input task).
+	Input int
 	ChannelStatus
 	// LastRecordTS is the timestamp of the last record received with one
 	// (HasRecordTS); Records counts the records received.
@@ -85,7 +88,7 @@ func (e *Executor) Subtasks() []SubtaskView {
 			Watermark: st.valve.Watermark(), Idle: st.valve.Idle(), HoldingBack: st.valve.HoldingBack(), Done: st.done,
 			PhysicalTimers: st.pts.times()}
 		for i, ch := range st.channels {
-			v.Channels = append(v.Channels, ChannelView{Index: i, From: ch.from.task, FromSubtask: ch.from.index, ChannelStatus: st.valve.Channel(i),
+			v.Channels = append(v.Channels, ChannelView{Index: i, From: ch.from.task, FromSubtask: ch.from.index, Input: channelInput(st, ch), ChannelStatus: st.valve.Channel(i),
 				LastRecordTS: ch.lastTS, HasRecordTS: ch.hasTS, Records: ch.records})
 		}
 		if src := st.ops[0].src; src != nil {
@@ -147,4 +150,11 @@ func (e *Executor) DescribeStates(info *OperatorInfo) []state.StateMeta {
 		}
 	}
 	return out
+}
+
+func channelInput(st *subtask, ch channel) int {
+	if st.task.TwoInputs() {
+		return int(ch.input) + 1
+	}
+	return 0
 }

@@ -53,6 +53,9 @@ type WhyReport struct {
 	// Source is the source subtask at the end of the chain of channels
 	// that holds the watermark back (nil when nothing does).
 	Source *WhyChannel
+	// Namespace is the timer's namespace when it is not a window
+	// (CLEANUP_LEFT, CLEANUP_RIGHT of an interval join).
+	Namespace string
 	// Lines are the report as text, one screen.
 	Lines []string
 }
@@ -62,7 +65,10 @@ type WhyChannel struct {
 	Index       int
 	Task        string
 	FromSubtask int
-	Watermark   int64
+	// Input is the input of a two-input operator the channel feeds (1 or
+	// 2; 0 for one input).
+	Input     int
+	Watermark int64
 	Idle        bool
 	Aligned     bool
 	// Reads says what a source subtask reads ("partition 3").
@@ -133,6 +139,9 @@ type pending struct {
 	key     []byte
 	keyShow any
 	window  *state.Window
+	// ns is a timer namespace that is not a window, shown (the interval
+	// join's CLEANUP_LEFT and CLEANUP_RIGHT).
+	ns string
 }
 
 // Why explains why a window or timer of a keyed operator has not fired:
@@ -211,6 +220,10 @@ func (s *Session) Why(q WhyQuery) (*WhyReport, error) {
 		p := all[0]
 		r.Subtask, r.Key, r.Domain, r.FiresAt, r.HasTimer = p.subtask, p.keyShow, p.domain, p.ts, true
 		r.What = describeTarget(p.window, p.keyShow, p.ts)
+		if p.ns != "" {
+			r.What = fmt.Sprintf("timer %s at %s of key %v", p.ns, state.FormatMillis(p.ts), p.keyShow)
+			r.Namespace = p.ns
+		}
 	case len(windows) > 0:
 		w := windows[0]
 		r.Subtask, r.Key = w.subtask, w.key
@@ -322,6 +335,10 @@ func keyTimers(op *runtime.OperatorView, subtask int, groups state.KeyGroupRange
 					if w, err := state.WindowCodec.Decode(e.Namespace); err == nil {
 						p.window = &w
 					}
+				} else if op.Info.TimerNamespaceType == state.String.TypeName() {
+					if ns, err := state.String.Decode(e.Namespace); err == nil {
+						p.ns = ns
+					}
 				}
 				out = append(out, p)
 			}
@@ -369,6 +386,12 @@ func (s *Session) explain(r *WhyReport, views []runtime.SubtaskView, info *runti
 	where := fmt.Sprintf("%s[%d]", info.Name, r.Subtask)
 	add := func(f string, a ...any) { r.Lines = append(r.Lines, fmt.Sprintf(f, a...)) }
 	add("%s in %s has not fired.", capitalize(r.What), where)
+	switch r.Namespace {
+	case runtime.CleanupLeftTimer:
+		add("It is the interval join's cleanup of its first input: when it fires, the elements it was set for leave %s, as no element of the second input can join them any more.", runtime.LeftBufferState)
+	case runtime.CleanupRightTimer:
+		add("It is the interval join's cleanup of its second input: when it fires, the elements it was set for leave %s, as no element of the first input can join them any more.", runtime.RightBufferState)
+	}
 	if !r.HasTimer {
 		add("No timer is set for it: its trigger fires it on elements only, or never (a global window without a trigger).")
 		return
@@ -405,10 +428,14 @@ func (s *Session) explain(r *WhyReport, views []runtime.SubtaskView, info *runti
 			break
 		}
 		if first {
-			add("The watermark is the minimum over the active input channels:")
+			if cur.Task.TwoInputs() {
+				add("The watermark is the minimum over both inputs, an idle input left out; each input's is the minimum over its active channels:")
+			} else {
+				add("The watermark is the minimum over the active input channels:")
+			}
 			add("  ch  from                               watermark                 last record here          status")
 			for _, c := range cur.Channels {
-				wc := WhyChannel{Index: c.Index, Task: c.From.Name, FromSubtask: c.FromSubtask, Watermark: c.Watermark, Idle: c.Idle, Aligned: c.Aligned,
+				wc := WhyChannel{Index: c.Index, Task: c.From.Name, FromSubtask: c.FromSubtask, Input: c.Input, Watermark: c.Watermark, Idle: c.Idle, Aligned: c.Aligned,
 					LastRecordTS: c.LastRecordTS, HasRecord: c.HasRecordTS, Records: c.Records}
 				if up := subtaskOf(views, c.From, c.FromSubtask); up != nil && up.Source != nil {
 					wc.Reads, wc.LastWhere = up.Source.Reads, up.Source.LastRecordWhere
@@ -418,7 +445,11 @@ func (s *Session) explain(r *WhyReport, views []runtime.SubtaskView, info *runti
 				if c.Index == cur.HoldingBack {
 					mark, note = "▸ ", "  ← holds it back"
 				}
-				add("%s%-3d %-34s %-25s %-25s %s%s", mark, c.Index, fmt.Sprintf("%s[%d]%s", c.From.Name, c.FromSubtask, reads(wc.Reads)),
+				from := fmt.Sprintf("%s[%d]%s", c.From.Name, c.FromSubtask, reads(wc.Reads))
+				if c.Input > 0 {
+					from = fmt.Sprintf("input %d: %s", c.Input, from)
+				}
+				add("%s%-3d %-34s %-25s %-25s %s%s", mark, c.Index, from,
 					state.FormatMillis(c.Watermark), lastRecord(wc), channelStatus(c.ChannelStatus), note)
 			}
 			r.HoldingBack = cur.HoldingBack
