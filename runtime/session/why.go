@@ -69,8 +69,8 @@ type WhyChannel struct {
 	// 2; 0 for one input).
 	Input     int
 	Watermark int64
-	Idle        bool
-	Aligned     bool
+	Idle      bool
+	Aligned   bool
 	// Reads says what a source subtask reads ("partition 3").
 	Reads string
 	// LastRecordTS is the timestamp of the last record through the channel
