@@ -72,17 +72,22 @@ type TraceEvent struct {
 // Trace collects what steps did, for the debugger. Take returns and resets it.
 type Trace struct {
 	events []TraceEvent
-	steps  int
+	// spare is the array Take returned the time before last: recording
+	// goes on in it, so a long traced run does not grow a new one per Take.
+	spare []TraceEvent
+	steps int
 	st     *subtask
 	inst   *opInstance
 	// open is the index of the running step's event, filled in at its end.
 	open int
 }
 
-// Take returns the events recorded since the last Take.
+// Take returns the events recorded since the last Take. They are valid
+// until the Take after next (the two arrays alternate).
 func (t *Trace) Take() []TraceEvent {
 	ev := t.events
-	t.events = nil
+	clear(t.spare)
+	t.events, t.spare = t.spare[:0], ev
 	t.steps = 0
 	return ev
 }
@@ -332,7 +337,8 @@ func (t *tracedTable) contents(ns []byte) (any, bool, error) {
 }
 
 // TakeTrace returns the events recorded since the last call (nil when
-// Options.Trace is off).
+// Options.Trace is off). They are valid until the call after next: copy
+// what is kept longer.
 func (e *Executor) TakeTrace() []TraceEvent {
 	if e.trace == nil {
 		return nil

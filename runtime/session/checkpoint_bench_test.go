@@ -100,3 +100,57 @@ func BenchmarkCheckpointCost(b *testing.B) {
 	b.ReportMetric(float64(def)/float64(off), "default/off")
 	b.ReportMetric(float64(def)/float64(no), "default/none")
 }
+
+// BenchmarkContinue is the TUI's c over bigWords (300k lines, 200k keys)
+// against a headless run of the same input: continue runs a session made as
+// `streamdbg debug` makes it (trace on, default checkpoints, no breakpoint)
+// from the first record to the end; run is session.Run as `streamdbg run`
+// (no trace). Both discard the sink output. The two alternate in every
+// iteration; continue/run is the ratio of their summed times (the issue's
+// bound: 1.5).
+func BenchmarkContinue(b *testing.B) {
+	in := bigWords()
+	open := func(trace bool) *session.Session {
+		job, err := fixtures.Build("wordcount", fixtures.Config{Input: in})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := session.New(job, session.Options{Options: runtime.Options{Output: io.Discard, Trace: trace}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	}
+	cont := func() time.Duration {
+		start := time.Now()
+		s := open(true)
+		st, err := s.Continue(context.Background())
+		if err != nil || st.Reason != session.ReasonEnd {
+			b.Fatal(err, st)
+		}
+		s.Close()
+		return time.Since(start)
+	}
+	run := func() time.Duration {
+		start := time.Now()
+		s := open(false)
+		if res, err := s.Run(context.Background(), session.RunOptions{}); err != nil || !res.Finished {
+			b.Fatal(err, res)
+		}
+		s.Close()
+		return time.Since(start)
+	}
+	var c, r time.Duration
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 0 {
+			c += cont()
+			r += run()
+		} else {
+			r += run()
+			c += cont()
+		}
+	}
+	b.ReportMetric(c.Seconds()/float64(b.N), "continue-s/op")
+	b.ReportMetric(r.Seconds()/float64(b.N), "run-s/op")
+	b.ReportMetric(float64(c)/float64(r), "continue/run")
+}

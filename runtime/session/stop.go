@@ -103,8 +103,11 @@ func (c *collector) take() {
 	c.s.absorb(ev, c.s.exec.Position(), c)
 	c.events = append(c.events, ev...)
 	if over := len(c.events) - MaxEvents; over > MaxEvents {
+		// In place: nothing else holds c.events while the command runs.
 		c.trunc += over
-		c.events = append(c.events[:0:0], c.events[over:]...)
+		n := copy(c.events, c.events[over:])
+		clear(c.events[n:])
+		c.events = c.events[:n]
 	}
 }
 
