@@ -76,8 +76,8 @@ type Trace struct {
 	// goes on in it, so a long traced run does not grow a new one per Take.
 	spare []TraceEvent
 	steps int
-	st     *subtask
-	inst   *opInstance
+	st    *subtask
+	inst  *opInstance
 	// open is the index of the running step's event, filled in at its end.
 	open int
 }
