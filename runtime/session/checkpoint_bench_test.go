@@ -166,4 +166,3 @@ func cpuStart() time.Duration {
 }
 
 func cpuSince(start time.Duration) time.Duration { return cpuTime() - start }
-
