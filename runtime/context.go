@@ -63,6 +63,10 @@ func (c *OperatorContext) KeyedTable(d state.StateDesc) (state.Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("operator %q: state %q: %w", c.inst.info.Name, d.Meta.StateName, err)
 	}
+	if c.inst.tables == nil {
+		c.inst.tables = map[string]state.Table{}
+	}
+	c.inst.tables[d.Meta.StateName] = t
 	if c.exec.opts.Trace {
 		t = &tracedTable{Table: t, inst: c.inst, exec: c.exec}
 	}

@@ -34,6 +34,9 @@ type Executor struct {
 	idlePending []*subtask
 
 	position int64 // source events read
+	// reads counts source reads, those that find the end of the input
+	// too: the clock of Options.Schedule, kept by checkpoints.
+	reads int64
 	steps    int64 // steps taken
 	finished bool
 	failure  *Failure
@@ -48,6 +51,8 @@ type Executor struct {
 	ownedDirs []string
 	// adopt is set while Restart builds this executor.
 	adopt *adoption
+	// replaced are the sources Options.Sources replaces.
+	replaced map[*node]sourceFactory
 
 	out   *jsonWriter
 	trace *Trace
@@ -146,6 +151,9 @@ type opInstance struct {
 	noKey bool
 	// slotOut: the main output's consumers all read slots (slot.go).
 	slotOut bool
+	// tables are the keyed states the operator declared, by name, for
+	// readers between steps (KeyedState).
+	tables map[string]state.Table
 }
 
 // route is where one output edge of an operator goes.
@@ -206,6 +214,9 @@ func newExecutor(j *Job, opts Options, from Restore, adopt *adoption) (*Executor
 	for _, w := range plan.Warnings {
 		e.log.Warn(w)
 	}
+	if e.replaced, err = replaceSources(j, opts.Sources); err != nil {
+		return nil, err
+	}
 	e.backend, e.backendReason = chooseBackend(j, opts)
 	e.log.Info("state backend", "backend", e.backend, "why", e.backendReason)
 	var restore *restoring
@@ -216,6 +227,9 @@ func newExecutor(j *Job, opts Options, from Restore, adopt *adoption) (*Executor
 		}
 		info := from.Info()
 		e.position, e.procTime = info.Position, info.ProcessingTime
+		if cp, ok := from.(*Checkpoint); ok {
+			e.reads = cp.reads
+		}
 	}
 	if err := e.build(restore); err != nil {
 		if adopt != nil {
@@ -312,7 +326,11 @@ func (e *Executor) build(restore *restoring) error {
 			for _, info := range t.Operators {
 				inst := &opInstance{info: info, wm: MinWatermark, opStore: state.NewOperatorStore(info.ID, info.Name)}
 				if info.node.source != nil {
-					inst.src = info.node.source()
+					newSrc := info.node.source
+					if f, ok := e.replaced[info.node]; ok {
+						newSrc = f
+					}
+					inst.src = newSrc()
 					inst.op = inst.src
 				} else {
 					inst.op = info.node.newOp()
@@ -485,6 +503,11 @@ func (e *Executor) Idle() bool { return e.idle() }
 // ErrFinished is returned by steps after the end of the input.
 var ErrFinished = errors.New("runtime: end of input")
 
+// ErrNoInput is returned by Next when no source may read now but not all
+// of them ended: the sources a schedule drives (a test's inputs) wait for
+// the test to push more.
+var ErrNoInput = errors.New("runtime: waiting for input: no source has an event to read now (the sources a test drives read only what it pushes)")
+
 // StepInfo describes one step: which element one operator handled.
 type StepInfo struct {
 	Task     string
@@ -548,51 +571,95 @@ func (e *Executor) startSource() error {
 			}
 		}
 	}
-	st := e.dueSource()
+	st, err := e.dueSource()
+	if err != nil {
+		return err
+	}
 	if st == nil {
 		e.finished = true
 		return ErrFinished
 	}
+	e.reads++
 	st.stack = append(st.stack, work{kind: wSourcePull})
 	e.active = st
 	return nil
 }
 
-// dueSource picks the source subtask to read next: with several sources
-// whose subtasks all assign timestamps and can peek, the subtask whose
-// next record has the lowest timestamp (control records and the end of
-// input first; ties: the source declared first, then the lower subtask);
-// otherwise (one source, parallel or not, included) round-robin by record.
-// nil when every source is done.
-func (e *Executor) dueSource() *subtask {
-	ordered := len(e.sources) > 1 && e.sources[0].task != e.sources[len(e.sources)-1].task
-	for _, st := range e.sources {
-		if !st.done && !st.ops[0].src.orderable() {
-			ordered = false
-			break
+// dueSource picks the source subtask to read next. With a schedule
+// (Options.Schedule) the schedule names it, or lets the executor choose
+// among the sources it does not drive. The executor chooses as follows:
+// with several sources whose subtasks all assign timestamps and can peek,
+// the subtask whose next record has the lowest timestamp (control records
+// and the end of input first; ties: the source declared first, then the
+// lower subtask); otherwise (one source, parallel or not, included)
+// round-robin by record. nil when every source is done.
+func (e *Executor) dueSource() (*subtask, error) {
+	sched := e.opts.Schedule
+	if sched != nil {
+		name, sub, ok := sched.Due(e.reads)
+		if !ok {
+			if e.allSourcesDone() {
+				return nil, nil
+			}
+			return nil, ErrNoInput
+		}
+		if name != "" {
+			for _, st := range e.sources {
+				if st.task.Operators[0].Name == name && st.index == sub {
+					if st.done {
+						return nil, fmt.Errorf("runtime: source %q subtask %d is at the end of its input: it reads nothing more", name, sub)
+					}
+					return st, nil
+				}
+			}
+			return nil, fmt.Errorf("runtime: the schedule names source %q subtask %d, which the job does not have", name, sub)
 		}
 	}
-	if ordered {
+	var first, last *subtask
+	ordered := true
+	for _, st := range e.sources {
+		if !e.choosable(st) {
+			continue
+		}
+		if first == nil {
+			first = st
+		}
+		last = st
+		ordered = ordered && st.ops[0].src.orderable()
+	}
+	if first == nil {
+		if e.allSourcesDone() {
+			return nil, nil
+		}
+		return nil, ErrNoInput
+	}
+	if ordered && first.task != last.task {
 		var best *subtask
 		var bestDue int64
 		for _, st := range e.sources {
-			if st.done {
+			if !e.choosable(st) {
 				continue
 			}
 			if d := st.ops[0].src.due(); best == nil || d < bestDue {
 				best, bestDue = st, d
 			}
 		}
-		return best
+		return best, nil
 	}
 	for range e.sources {
 		st := e.sources[e.nextSrc%len(e.sources)]
 		e.nextSrc++
-		if !st.done {
-			return st
+		if e.choosable(st) {
+			return st, nil
 		}
 	}
-	return nil
+	return nil, nil // INVARIANT: not reached, first is choosable
+}
+
+// choosable reports whether the executor may choose st to read next: it
+// has not ended, and no schedule drives it.
+func (e *Executor) choosable(st *subtask) bool {
+	return !st.done && (e.opts.Schedule == nil || !e.opts.Schedule.Driven(st.task.Operators[0].Name))
 }
 
 // pick chooses the next subtask with work, in the scheduler's fixed order.
@@ -828,6 +895,9 @@ func (e *Executor) emit(ctx *OperatorContext, tag string, r Record) {
 	inst := ctx.inst
 	if e.trace != nil {
 		e.trace.emitted(ctx, tag, plainValue(r.Value))
+	}
+	if tag != "" && e.opts.Capture != nil {
+		e.capture(ctx, tag, r.Value, r)
 	}
 	for i := range inst.outs {
 		rt := &inst.outs[i]

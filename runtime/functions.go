@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"reflect"
 
 	"streamdbg/state"
 )
@@ -327,6 +328,7 @@ func RichSink[T any](in Input[T], name string, f SinkFunction[T], opts ...Option
 		}}
 	}, opts)
 	s.refs[0].node.isSink = true
+	s.refs[0].node.recordType = reflect.TypeFor[T]()
 }
 
 // JSONSink writes every record as one JSON line to the execution's output
@@ -347,4 +349,5 @@ func JSONSink[T any](in Input[T], name string, opts ...Option) {
 		}}
 	}, opts)
 	s.refs[0].node.isSink = true
+	s.refs[0].node.recordType = reflect.TypeFor[T]()
 }

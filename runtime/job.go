@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"reflect"
+	"slices"
 	"strings"
 
 	"streamdbg/state"
@@ -103,6 +104,14 @@ type node struct {
 	two *twoInput
 	// inheritParallelism: the parallelism is the input's (InputParallelism).
 	inheritParallelism bool
+	// recordType is the type of the records the node emits on its main
+	// output (sources) or consumes (sinks); nil when not known.
+	recordType reflect.Type
+	// sideOutputs are the side outputs of the node the job reads.
+	sideOutputs []SideOutputInfo
+	// replaceSource builds the source factory of a replacement (Options.
+	// Sources) for a source node; ok=false when f has the wrong type.
+	replaceSource func(f any) (sourceFactory, bool)
 }
 
 func (n *node) keyed() bool {
@@ -270,6 +279,9 @@ func SideOutput[T, U any](s *Stream[T], tag OutputTag[U]) *Stream[U] {
 	refs := make([]streamRef, len(s.refs))
 	for i, r := range s.refs {
 		refs[i] = streamRef{node: r.node, tag: tag.ID}
+		if !slices.ContainsFunc(r.node.sideOutputs, func(o SideOutputInfo) bool { return o.Tag == tag.ID }) {
+			r.node.sideOutputs = append(r.node.sideOutputs, SideOutputInfo{Operator: r.node.name, Tag: tag.ID, Type: reflect.TypeFor[U]()})
+		}
 	}
 	return &Stream[U]{job: s.job, refs: refs}
 }
@@ -323,6 +335,17 @@ type Options struct {
 	WallClock func() int64
 	// StartProcessingTime is the virtual processing clock's start (epoch ms).
 	StartProcessingTime int64
+	// Sources replaces the sources named by the keys (a test driver's
+	// inputs): each value is a func() Source[T], T the record type of that
+	// source; the source keeps its name, uid, parallelism and watermark
+	// strategy. A name the job does not have, or another type, fails
+	// NewExecutor.
+	Sources map[string]any
+	// Schedule, when set, decides which source reads when (SourceSchedule).
+	Schedule SourceSchedule
+	// Capture, when set, receives every record a sink gets and every record
+	// an operator emits to a side output, as it happens (no trace needed).
+	Capture func(Captured)
 }
 
 func (o Options) logger() *slog.Logger {

@@ -56,4 +56,7 @@ func (e *Executor) recordOutput(ctx *OperatorContext, v any) {
 	if e.trace != nil {
 		e.trace.output(ctx, plainValue(v))
 	}
+	if e.opts.Capture != nil {
+		e.capture(ctx, "", v, ctx.rec)
+	}
 }

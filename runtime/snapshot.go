@@ -165,6 +165,8 @@ type Checkpoint struct {
 	ops  []checkpointOp
 	// clock is the executor's event and processing time, for ResumeTime.
 	clock *clockState
+	// reads is the executor's source reads (Executor.Reads).
+	reads int64
 }
 
 // ResumeTime makes an executor restored from cp continue cp's event time
@@ -280,7 +282,7 @@ func (e *Executor) checkpoint(id int64, incremental bool) (*Checkpoint, error) {
 		return nil, err
 	}
 	cp := &Checkpoint{info: RestoreInfo{Job: e.plan.Job, Fingerprint: e.plan.Fingerprint(), CheckpointID: id, Position: e.position, ProcessingTime: e.procTime},
-		clock: e.saveClock()}
+		clock: e.saveClock(), reads: e.reads}
 	for _, info := range e.plan.Operators {
 		op := checkpointOp{RestoredOperator: RestoredOperator{ID: info.ID, UID: info.UID, Name: info.Name, Parallelism: info.Parallelism,
 			MaxParallelism: e.plan.MaxParallelism, States: e.declaredStates(info)}}

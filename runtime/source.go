@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -122,6 +123,14 @@ func FromSource[T any](j *Job, name string, newSource func() Source[T], wm Water
 		j.fail(fmt.Errorf("runtime: source %q: idleness %s must not be negative", name, wm.Idleness))
 	}
 	n.source = func() sourceRunner { return &sourceOp[T]{src: newSource(), wm: wm} }
+	n.recordType = reflect.TypeFor[T]()
+	n.replaceSource = func(f any) (sourceFactory, bool) {
+		nf, ok := f.(func() Source[T])
+		if !ok {
+			return nil, false
+		}
+		return func() sourceRunner { return &sourceOp[T]{src: nf(), wm: wm, replaced: true} }, true
+	}
 	return &Stream[T]{job: j, refs: []streamRef{{node: n}}}
 }
 
@@ -190,6 +199,9 @@ type sourceOp[T any] struct {
 	// peeked caches due until the next pull.
 	peeked    bool
 	peekedDue int64
+	// replaced: the source is a replacement (Options.Sources), whose own
+	// timestamps must agree with the strategy's.
+	replaced bool
 }
 
 func (s *sourceOp[T]) Open(ctx *OperatorContext) error {
@@ -310,6 +322,11 @@ func (s *sourceOp[T]) pull(ctx *OperatorContext) (bool, error) {
 			ts, err := s.wm.Timestamp(ev.Value)
 			if err != nil {
 				return false, fmt.Errorf("%s: %w", ev.Where, err)
+			}
+			if s.replaced && ev.HasTimestamp && ev.Timestamp != ts {
+				// A test gave a timestamp that the job's strategy would
+				// silently replace.
+				return false, fmt.Errorf("%s: the record was given timestamp %s, but the source's watermark strategy assigns it %s", ev.Where, state.FormatMillis(ev.Timestamp), state.FormatMillis(ts))
 			}
 			r.Timestamp, r.HasTimestamp = ts, true
 		}

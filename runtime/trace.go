@@ -80,7 +80,14 @@ type Trace struct {
 	inst  *opInstance
 	// open is the index of the running step's event, filled in at its end.
 	open int
+	// dropped counts the events past MaxTraceEvents since the last Take.
+	dropped int
 }
+
+// MaxTraceEvents bounds the events a trace holds between two takes: a
+// step that does more (a watermark firing a million windows) keeps the
+// first MaxTraceEvents and counts the rest (Executor.TraceDropped).
+const MaxTraceEvents = 1 << 20
 
 // Take returns the events recorded since the last Take. They are valid
 // until the Take after next (the two arrays alternate).
@@ -89,10 +96,15 @@ func (t *Trace) Take() []TraceEvent {
 	clear(t.spare)
 	t.events, t.spare = t.spare[:0], ev
 	t.steps = 0
+	t.dropped = 0
 	return ev
 }
 
 func (t *Trace) add(ev TraceEvent) {
+	if len(t.events) >= MaxTraceEvents {
+		t.dropped++
+		return
+	}
 	ev.Step = t.steps
 	if t.inst != nil && ev.Operator == "" {
 		ev.Task, ev.Subtask, ev.Operator = t.st.task.Name, t.st.index, t.inst.info.Name
@@ -334,6 +346,15 @@ func (t *tracedTable) contents(ns []byte) (any, bool, error) {
 		return m, len(m) > 0, err
 	}
 	return t.Table.Get(ns)
+}
+
+// TraceDropped is the number of events the trace dropped since the last
+// TakeTrace (MaxTraceEvents).
+func (e *Executor) TraceDropped() int {
+	if e.trace == nil {
+		return 0
+	}
+	return e.trace.dropped
 }
 
 // TakeTrace returns the events recorded since the last call (nil when

@@ -43,6 +43,17 @@ type AnyCodec interface {
 // Erase wraps a typed codec for a backend.
 func Erase[T any](c Codec[T]) AnyCodec { return erased[T]{c} }
 
+// GoType is the Go type of the values c encodes, when c was made by Erase
+// (nil otherwise): what a typed reader of state checks its type against.
+func GoType(c AnyCodec) reflect.Type {
+	if t, ok := c.(interface{ goType() reflect.Type }); ok {
+		return t.goType()
+	}
+	return nil
+}
+
+func (e erased[T]) goType() reflect.Type { return reflect.TypeFor[T]() }
+
 type erased[T any] struct{ c Codec[T] }
 
 func (e erased[T]) TypeName() string                   { return e.c.TypeName() }

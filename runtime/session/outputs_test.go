@@ -54,3 +54,25 @@ func TestOutputsBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestRunTraceBounded: a headless Run with tracing on leaves no trace
+// behind in the executor (it grew with the run before) and its sink
+// records reach Outputs, bounded, with their total.
+func TestRunTraceBounded(t *testing.T) {
+	const limit = 5
+	s := openSession(t, buildJob(t, "wordcount"), session.Options{Options: runtime.Options{Trace: true}, OutputLimit: limit})
+	defer s.Close()
+	res, err := s.Run(context.Background(), session.RunOptions{Steps: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Position != 30 {
+		t.Fatalf("ran to record %d, want 30", res.Position)
+	}
+	if left := s.Executor().TakeTrace(); len(left) != 0 {
+		t.Fatalf("the executor still holds %d trace events after Run", len(left))
+	}
+	if s.OutputTotal() < 3*limit || len(s.Outputs()) != limit {
+		t.Fatalf("Run gave %d outputs, %d kept; want more than %d, %d kept", s.OutputTotal(), len(s.Outputs()), 3*limit, limit)
+	}
+}

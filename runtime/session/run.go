@@ -81,6 +81,10 @@ func (s *Session) Run(ctx context.Context, o RunOptions) (RunResult, error) {
 		if err != nil {
 			return res, err
 		}
+		// With tracing on, the trace goes where a command's would (sink
+		// records to Outputs, writes to History, both bounded) instead of
+		// growing with the run.
+		s.absorb(s.exec.TakeTrace(), s.exec.Position(), nil)
 		if err := s.afterNext(); err != nil {
 			return res, err
 		}

@@ -71,7 +71,10 @@ type Output struct {
 // timeCommand is a watermark or processing-time command, kept so that Back
 // replays it at the same position.
 type timeCommand struct {
-	position  int64
+	position int64
+	// reads is the executor's source reads when the command ran: several
+	// reads can share a position (those that find the end of an input).
+	reads     int64
 	watermark bool
 	value     int64
 }
@@ -237,6 +240,13 @@ func (s *Session) LatestCheckpoint() *runtime.Checkpoint { return s.checkpoints[
 // writes them again, so views show the outputs and history of the position
 // they are at.
 func (s *Session) restart(cp *runtime.Checkpoint, target int64, exact bool) error {
+	return s.restartTo(cp, target, 0, exact)
+}
+
+// restartTo is restart that also replays source reads until there were
+// reads of them (the reads that find the end of an input do not move the
+// position).
+func (s *Session) restartTo(cp *runtime.Checkpoint, target, reads int64, exact bool) error {
 	exec, err := s.exec.Restart(s.job, s.opts.Options, cp)
 	if err != nil {
 		return err
@@ -256,7 +266,7 @@ func (s *Session) restart(cp *runtime.Checkpoint, target int64, exact bool) erro
 			return err
 		}
 		s.absorb(exec.TakeTrace(), pos, nil)
-		if pos >= target {
+		if pos >= target && exec.Reads() >= reads {
 			break
 		}
 		if err := exec.Next(); err != nil {
@@ -289,7 +299,7 @@ func (s *Session) dropOutputsAfter(seq int64) {
 
 func (s *Session) replayCommands(pos int64) error {
 	for _, c := range s.commands {
-		if c.position != pos {
+		if c.position != pos || c.reads != s.exec.Reads() {
 			continue
 		}
 		var err error
@@ -348,4 +358,27 @@ func dropAfter(marks []int64, pos int64) []int64 {
 		n--
 	}
 	return marks[:n]
+}
+
+// Tracing reports whether steps are traced.
+func (s *Session) Tracing() bool { return s.opts.Trace }
+
+// SetTrace turns the trace of steps on or off: stops list their events
+// and changes, Outputs and History fill, only with it on. The job restarts
+// from its nearest checkpoint and replays to where it is (as Back does),
+// so that every state it declared is traced from then on. It must be
+// called between source events.
+func (s *Session) SetTrace(on bool) error {
+	if err := s.usable(); err != nil {
+		return err
+	}
+	if s.opts.Trace == on {
+		return nil
+	}
+	if !s.exec.Idle() {
+		return errors.New("session: the trace can only change between source events (finish the record in flight with next)")
+	}
+	s.opts.Trace = on
+	pos := s.exec.Position()
+	return s.restartTo(s.nearestCheckpoint(pos), pos, s.exec.Reads(), true)
 }

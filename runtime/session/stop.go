@@ -26,6 +26,9 @@ const (
 	ReasonTime        Reason = "time"
 	ReasonRestored    Reason = "restored"
 	ReasonBreakError  Reason = "breakpoint error"
+	// ReasonWaiting: no source has anything to read now (the sources a
+	// test drives wait for it to push more).
+	ReasonWaiting Reason = "waiting for input"
 )
 
 // Stop is what a command did: why it stopped, where, and what changed.
@@ -99,6 +102,7 @@ type collector struct {
 // last MaxEvents (trimmed in batches, so a long run does not copy them at
 // every record).
 func (c *collector) take() {
+	c.trunc += c.s.exec.TraceDropped()
 	ev := c.s.exec.TakeTrace()
 	c.s.absorb(ev, c.s.exec.Position(), c)
 	c.events = append(c.events, ev...)
@@ -187,6 +191,9 @@ func (c *collector) failed(err error) (*Stop, error) {
 	}
 	if errors.Is(err, runtime.ErrFinished) {
 		return c.stop(ReasonEnd, c.endMessage()), nil
+	}
+	if errors.Is(err, runtime.ErrNoInput) {
+		return c.stop(ReasonWaiting, "waiting for input: the sources a test drives read only what it pushes"), nil
 	}
 	return nil, err
 }
@@ -432,7 +439,7 @@ func (s *Session) AdvanceWatermark(wm int64) (*Stop, error) {
 	if err := s.exec.AdvanceWatermark(wm); err != nil {
 		return c.failed(err)
 	}
-	s.commands = append(s.commands, timeCommand{position: s.exec.Position(), watermark: true, value: wm})
+	s.commands = append(s.commands, timeCommand{position: s.exec.Position(), reads: s.exec.Reads(), watermark: true, value: wm})
 	return c.stop(ReasonTime, "watermark "+state.FormatMillis(wm)), nil
 }
 
@@ -464,6 +471,6 @@ func (s *Session) AdvanceProcessingTime(d time.Duration) (*Stop, error) {
 	if err := s.exec.AdvanceProcessingTime(d); err != nil {
 		return c.failed(err)
 	}
-	s.commands = append(s.commands, timeCommand{position: s.exec.Position(), value: d.Milliseconds()})
+	s.commands = append(s.commands, timeCommand{position: s.exec.Position(), reads: s.exec.Reads(), value: d.Milliseconds()})
 	return c.stop(ReasonTime, "processing time "+state.FormatMillis(s.exec.ProcessingTime())), nil
 }
