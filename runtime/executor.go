@@ -36,7 +36,7 @@ type Executor struct {
 	position int64 // source events read
 	// reads counts source reads, those that find the end of the input
 	// too: the clock of Options.Schedule, kept by checkpoints.
-	reads int64
+	reads    int64
 	steps    int64 // steps taken
 	finished bool
 	failure  *Failure
