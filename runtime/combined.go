@@ -104,3 +104,23 @@ func (in *inputValves) holdingBack() int {
 	}
 	return in.first[best] + in.valves[best].HoldingBack()
 }
+
+// InputStatus is what a two-input task's valve combines of one input.
+type InputStatus struct {
+	Input     int // 1 or 2
+	Watermark int64
+	Idle      bool
+}
+
+// Inputs returns the watermark and status of each input of a two-input
+// task's valve (nil for a one-input valve).
+func (v *WatermarkValve) Inputs() []InputStatus {
+	if v.inputs == nil {
+		return nil
+	}
+	out := make([]InputStatus, len(v.inputs.partial))
+	for i, p := range v.inputs.partial {
+		out[i] = InputStatus{Input: i + 1, Watermark: p.wm, Idle: p.idle}
+	}
+	return out
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	goruntime "runtime"
 	"slices"
@@ -38,6 +39,10 @@ type Executor struct {
 	// too: the clock of Options.Schedule, kept by checkpoints.
 	reads    int64
 	steps    int64 // steps taken
+	// forced maps a position to the source subtask (index in sources)
+	// StepIntoInput chose to read there instead of the due one; replays
+	// after a restart read the same.
+	forced   map[int64]int
 	finished bool
 	failure  *Failure
 	closed   bool
@@ -311,6 +316,7 @@ func (e *Executor) Restart(j *Job, opts Options, cp *Checkpoint) (*Executor, err
 	}
 	n.ownedDirs = append(n.ownedDirs, e.ownedDirs...)
 	e.ownedDirs = nil
+	n.forced = maps.Clone(e.forced)
 	e.Close()
 	return n, nil
 }
@@ -575,6 +581,9 @@ func (e *Executor) startSource() error {
 	if err != nil {
 		return err
 	}
+	if i, ok := e.forced[e.position]; ok && i < len(e.sources) && !e.sources[i].done {
+		st = e.sources[i]
+	}
 	if st == nil {
 		e.finished = true
 		return ErrFinished
@@ -691,38 +700,47 @@ func (e *Executor) pick() *subtask {
 	}
 	for _, st := range e.subtasks {
 		for st.inbox.len() > 0 {
-			el := st.inbox.pop()
-			var out ValveOutput
-			switch el.kind {
-			case elWatermark:
-				out = st.valve.InputWatermark(el.channel, el.wm)
-			case elStatus:
-				out = st.valve.InputStatus(el.channel, el.idle)
-			default:
-				ch := &st.channels[el.channel]
-				ch.records++
-				if el.rec.HasTimestamp {
-					ch.lastTS, ch.hasTS = el.rec.Timestamp, true
-				}
-				st.stack = append(st.stack, work{kind: wRecord, rec: el.rec, key: el.key, kg: el.kg, input: ch.input})
-				e.active = st
+			if e.deliver(st, st.inbox.pop()) {
 				return st
 			}
-			if !out.HasWatermark && !out.HasStatus {
-				continue // the subtask's watermark and status did not change
-			}
-			// The stack is last in, first out: the watermark goes first.
-			if out.HasStatus {
-				st.stack = append(st.stack, work{kind: wStatus, idle: out.Idle})
-			}
-			if out.HasWatermark {
-				st.stack = append(st.stack, work{kind: wWatermark, wm: out.Watermark})
-			}
-			e.active = st
-			return st
 		}
 	}
 	return nil
+}
+
+// deliver hands one element of st's input queue to its head operator: a
+// record as work, a watermark or status through the valve (work only when
+// the subtask's own watermark or status changed). It reports whether work
+// was pushed, with st active.
+func (e *Executor) deliver(st *subtask, el inElem) bool {
+	var out ValveOutput
+	switch el.kind {
+	case elWatermark:
+		out = st.valve.InputWatermark(el.channel, el.wm)
+	case elStatus:
+		out = st.valve.InputStatus(el.channel, el.idle)
+	default:
+		ch := &st.channels[el.channel]
+		ch.records++
+		if el.rec.HasTimestamp {
+			ch.lastTS, ch.hasTS = el.rec.Timestamp, true
+		}
+		st.stack = append(st.stack, work{kind: wRecord, rec: el.rec, key: el.key, kg: el.kg, input: ch.input})
+		e.active = st
+		return true
+	}
+	if !out.HasWatermark && !out.HasStatus {
+		return false // the subtask's watermark and status did not change
+	}
+	// The stack is last in, first out: the watermark goes first.
+	if out.HasStatus {
+		st.stack = append(st.stack, work{kind: wStatus, idle: out.Idle})
+	}
+	if out.HasWatermark {
+		st.stack = append(st.stack, work{kind: wWatermark, wm: out.Watermark})
+	}
+	e.active = st
+	return true
 }
 
 // step runs one work item; ok=false when there was nothing to do.

@@ -71,3 +71,19 @@ func (q *inbox) pop() inElem {
 
 // queued returns the elements waiting, oldest first (for views).
 func (q *inbox) queued() []inElem { return q.els[q.head:] }
+
+// take removes and returns the oldest queued element that match accepts,
+// keeping the others in order.
+func (q *inbox) take(match func(inElem) bool) (inElem, bool) {
+	for i := q.head; i < len(q.els); i++ {
+		if !match(q.els[i]) {
+			continue
+		}
+		el := q.els[i]
+		copy(q.els[q.head+1:i+1], q.els[q.head:i])
+		q.els[q.head] = inElem{}
+		q.head++
+		return el, true
+	}
+	return inElem{}, false
+}

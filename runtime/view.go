@@ -25,6 +25,9 @@ type SubtaskView struct {
 	// processing-time timers: one per operator with processing-time timers,
 	// at its earliest (Flink's InternalTimerServiceImpl), earliest first.
 	PhysicalTimers []int64
+	// Inputs are the watermark and status of each input of a two-input
+	// task (nil otherwise): its Watermark is the lower of the active ones.
+	Inputs []InputStatus
 	// Done is true for a source subtask at the end of its input.
 	Done bool
 	// Source describes a source subtask's input (nil for other subtasks).
@@ -91,6 +94,7 @@ func (e *Executor) Subtasks() []SubtaskView {
 			v.Channels = append(v.Channels, ChannelView{Index: i, From: ch.from.task, FromSubtask: ch.from.index, Input: channelInput(st, ch), ChannelStatus: st.valve.Channel(i),
 				LastRecordTS: ch.lastTS, HasRecordTS: ch.hasTS, Records: ch.records})
 		}
+		v.Inputs = st.valve.Inputs()
 		if src := st.ops[0].src; src != nil {
 			sv := src.view()
 			v.Source = &sv

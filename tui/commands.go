@@ -54,6 +54,17 @@ func (m *Model) debuggerKey(k tea.KeyPressMsg, count string) (tea.Cmd, bool) {
 		return m.start("next " + orDefault(count, "100")), true
 	case key.Matches(k, km.Step):
 		return m.start("step"), true
+	case key.Matches(k, km.StepInput1), key.Matches(k, km.StepInput2):
+		input := "1"
+		if key.Matches(k, km.StepInput2) {
+			input = "2"
+		}
+		ref := m.state.ref
+		if !ref.twoInputs || len(ref.operators) == 0 {
+			m.setStatus("[ and ] step either input of a two-input operator: select one of its subtasks in the plan", true)
+			return nil, true
+		}
+		return m.start(fmt.Sprintf("step %s %s[%d]", input, quoteAll([]string{ref.operators[0].UID})[0], ref.index)), true
 	case key.Matches(k, km.Continue):
 		return m.start("continue"), true
 	case key.Matches(k, km.Back):

@@ -21,6 +21,8 @@ type subtaskRef struct {
 	parallel  int
 	groups    session.KeyGroups
 	operators []session.OperatorView
+	// twoInputs: the chain's head has two inputs ([ and ] step either).
+	twoInputs bool
 }
 
 // defaultOperator is the operator a subtask shows first: the chain's keyed
@@ -75,11 +77,21 @@ func planLines(tasks []session.TaskView) ([]planLine, []subtaskRef) {
 			if len(t.Inputs) > 1 {
 				label += " from " + in.From
 			}
+			if in.Input > 0 {
+				label = fmt.Sprintf("%d: %s", in.Input, label)
+			}
 			lines = append(lines, planLine{text: "    ⇐ " + label, sub: -1, dim: true})
 		}
 		for _, v := range t.Subtasks {
-			ref := subtaskRef{task: t.Name, index: v.Index, parallel: t.Parallelism, groups: v.KeyGroups, operators: t.Operators}
+			ref := subtaskRef{task: t.Name, index: v.Index, parallel: t.Parallelism, groups: v.KeyGroups, operators: t.Operators, twoInputs: t.TwoInputs}
 			parts := []string{fmt.Sprintf("  [%d] kg %d–%d", v.Index, v.KeyGroups.Start, v.KeyGroups.End), "  wm " + clock(subtaskWatermark(v))}
+			for _, in := range v.Inputs {
+				idle := ""
+				if in.Idle {
+					idle = " idle"
+				}
+				parts = append(parts, fmt.Sprintf("  in%d %s%s", in.Input, clock(in.Watermark), idle))
+			}
 			if v.Queued > 0 || len(t.Inputs) > 0 {
 				parts = append(parts, fmt.Sprintf("  queued %d", v.Queued))
 			}
@@ -138,7 +150,11 @@ func channelParts(v session.SubtaskView) []string {
 		case !c.Aligned:
 			st = " catching up"
 		}
-		parts = append(parts, fmt.Sprintf("%s[%d] %s%s", mark, c.FromSubtask, clock(c.Watermark), st))
+		in := ""
+		if c.Input > 0 {
+			in = fmt.Sprintf("%d:", c.Input)
+		}
+		parts = append(parts, fmt.Sprintf("%s%s[%d] %s%s", mark, in, c.FromSubtask, clock(c.Watermark), st))
 	}
 	return parts
 }

@@ -55,9 +55,18 @@ func Commands() []Command {
 				st, err := s.NextN(ctx, n)
 				return Result{Stop: st}, err
 			}},
-		{Name: "step", Aliases: []string{"s"}, Help: "Step into: one element handled by one operator in one subtask.",
+		{Name: "step", Aliases: []string{"s"}, Args: "[INPUT [OPERATOR[SUBTASK]]]",
+			Help: "Step into: one element handled by one operator in one subtask. With INPUT (1 or 2), the element comes from that input of a two-input operator: the next one queued there, or, when nothing is in flight, the next record of the source feeding it.",
 			Run: func(ctx context.Context, s *Session, args string) (Result, error) {
-				st, err := s.StepInto()
+				if strings.TrimSpace(args) == "" {
+					st, err := s.StepInto()
+					return Result{Stop: st}, err
+				}
+				input, op, sub, err := parseStepInput(args)
+				if err != nil {
+					return Result{}, err
+				}
+				st, err := s.StepIntoInput(op, sub, input)
 				return Result{Stop: st}, err
 			}},
 		{Name: "continue", Aliases: []string{"c"}, Runs: true,

@@ -315,8 +315,10 @@ func (s *Session) replayCommands(pos int64) error {
 	return nil
 }
 
-// dropCommandsAfter forgets the commands of a future that Back undid.
+// dropCommandsAfter forgets the commands of a future that Back undid, and
+// the source reads step chose there.
 func (s *Session) dropCommandsAfter(pos int64) {
+	s.exec.ForgetReadsAfter(pos)
 	kept := s.commands[:0]
 	for _, c := range s.commands {
 		if c.position <= pos {

@@ -134,7 +134,10 @@ type TaskView struct {
 	Parallelism int
 	// Inputs are the network edges into the task; a task of a two-input
 	// operator has two or more.
-	Inputs    []InputView
+	Inputs []InputView
+	// TwoInputs says the task's head operator has two inputs (step INPUT
+	// steps either).
+	TwoInputs bool
 	Operators []OperatorView
 	Subtasks  []SubtaskView
 }
@@ -145,6 +148,17 @@ type InputView struct {
 	Partition string // hash, rebalance, broadcast, forward
 	Label     string // e.g. hash(word)
 	Tag       string // side output of the upstream operator
+	// Input is the input of a two-input task the edge feeds (1 or 2; 0 in
+	// a one-input task).
+	Input int
+}
+
+// InputStatusView is the watermark and status of one input of a
+// two-input subtask.
+type InputStatusView struct {
+	Input     int
+	Watermark int64
+	Idle      bool
 }
 
 // OperatorView is one operator of the plan.
@@ -187,8 +201,11 @@ type SubtaskView struct {
 	// its watermark back (-1 if none).
 	Channels    []ChannelView
 	HoldingBack int
-	Source      *SourceView
-	Operators   []SubtaskOperatorView
+	// Inputs are a two-input subtask's inputs (nil otherwise): Watermark
+	// is the lower of the active ones.
+	Inputs    []InputStatusView
+	Source    *SourceView
+	Operators []SubtaskOperatorView
 }
 
 // ChannelView is one input channel of a subtask.
@@ -196,6 +213,7 @@ type ChannelView struct {
 	Index        int
 	From         string // upstream task
 	FromSubtask  int
+	Input        int // of a two-input task: 1 or 2
 	Watermark    int64
 	Idle         bool
 	Aligned      bool
@@ -251,13 +269,13 @@ func (s *Session) tasks() []TaskView {
 	var out []TaskView
 	index := map[*runtime.Task]int{}
 	for _, t := range plan.Tasks {
-		tv := TaskView{Index: t.Index, Name: t.Name, Parallelism: t.Parallelism}
+		tv := TaskView{Index: t.Index, Name: t.Name, Parallelism: t.Parallelism, TwoInputs: t.TwoInputs()}
 		for _, in := range t.Inputs {
 			from := ""
 			if in.From != nil {
 				from = in.From.Name
 			}
-			tv.Inputs = append(tv.Inputs, InputView{From: from, Partition: in.Partition, Label: in.Label, Tag: in.Tag})
+			tv.Inputs = append(tv.Inputs, InputView{From: from, Partition: in.Partition, Label: in.Label, Tag: in.Tag, Input: in.Input})
 		}
 		for _, o := range t.Operators {
 			ov := OperatorView{ID: o.ID, UID: o.UID, Name: o.Name, Label: o.Name, Task: t.Name, ChainIndex: o.ChainIndex,
@@ -285,8 +303,11 @@ func (s *Session) tasks() []TaskView {
 			if c.From != nil {
 				from = c.From.Name
 			}
-			v.Channels = append(v.Channels, ChannelView{Index: c.Index, From: from, FromSubtask: c.FromSubtask, Watermark: c.Watermark,
+			v.Channels = append(v.Channels, ChannelView{Index: c.Index, From: from, FromSubtask: c.FromSubtask, Input: c.Input, Watermark: c.Watermark,
 				Idle: c.Idle, Aligned: c.Aligned, LastRecordTS: c.LastRecordTS, HasRecordTS: c.HasRecordTS, Records: c.Records})
+		}
+		for _, in := range sv.Inputs {
+			v.Inputs = append(v.Inputs, InputStatusView{Input: in.Input, Watermark: in.Watermark, Idle: in.Idle})
 		}
 		if src := sv.Source; src != nil {
 			v.Source = &SourceView{Reads: src.Reads, LastWhere: src.LastWhere, LastRecordTS: src.LastRecordTS, HasRecordTS: src.HasRecordTS,

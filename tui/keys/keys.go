@@ -8,9 +8,13 @@ import "charm.land/bubbles/v2/key"
 // KeyMap is every binding of the debugger and the browser.
 type KeyMap struct {
 	// Debugger commands (the debug screen, whatever pane has the focus).
-	Next        key.Binding
-	NextMany    key.Binding
-	Step        key.Binding
+	Next     key.Binding
+	NextMany key.Binding
+	Step     key.Binding
+	// StepInput1 and StepInput2 step into an element of input 1 or 2 of
+	// the selected two-input subtask.
+	StepInput1  key.Binding
+	StepInput2  key.Binding
 	Continue    key.Binding
 	Back        key.Binding
 	Restart     key.Binding
@@ -73,6 +77,8 @@ func Default() KeyMap {
 		Next:        b([]string{"n"}, "n", "next record"),
 		NextMany:    b([]string{"N"}, "[count]N", "next 100 records (or count)"),
 		Step:        b([]string{"s"}, "s", "step into one operator"),
+		StepInput1:  b([]string{"["}, "[", "step into input 1 of the selected two-input subtask"),
+		StepInput2:  b([]string{"]"}, "]", "step into input 2 of the selected two-input subtask"),
 		Continue:    b([]string{"c"}, "c", "continue to a breakpoint or the end"),
 		Back:        b([]string{"u"}, "u", "back: undo the last command"),
 		Restart:     b([]string{"R"}, "R", "restart from the latest checkpoint"),
@@ -124,7 +130,7 @@ func Default() KeyMap {
 
 // Global are the debugger's keys that work in every pane.
 func (k KeyMap) Global() []key.Binding {
-	return []key.Binding{k.Next, k.NextMany, k.Step, k.Continue, k.Back, k.Restart, k.Interrupt,
+	return []key.Binding{k.Next, k.NextMany, k.Step, k.StepInput1, k.StepInput2, k.Continue, k.Back, k.Restart, k.Interrupt,
 		k.Break, k.Breakpoints, k.Watch, k.Watches, k.Savepoint, k.Open, k.Why, k.Command,
 		k.NextPane, k.PrevPane, k.NextOp, k.PrevOp, k.Help, k.Quit}
 }
