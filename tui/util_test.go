@@ -163,8 +163,10 @@ const drainWait = 5 * time.Second
 
 var (
 	durations = regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|ms|s)\b`)
-	// A duration in a title changes the length of the border after it.
-	titleRule = regexp.MustCompile(`T ─+`)
+	// A duration in a title changes the length of the border after it,
+	// wherever in the title it is: the rule after a masked duration is
+	// masked too.
+	titleRule = regexp.MustCompile(`T( [^─]*)? ─+`)
 )
 
 // screen is a view as a person sees it: no ANSI, durations masked.
@@ -172,7 +174,7 @@ func screen(v tea.View) string {
 	s := ansi.Strip(v.Content)
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
-		lines[i] = strings.TrimRight(titleRule.ReplaceAllString(durations.ReplaceAllString(l, "T"), "T ─"), " ")
+		lines[i] = strings.TrimRight(titleRule.ReplaceAllString(durations.ReplaceAllString(l, "T"), "T$1 ─"), " ")
 	}
 	return strings.Join(lines, "\n") + "\n"
 }
