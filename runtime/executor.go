@@ -37,8 +37,8 @@ type Executor struct {
 	position int64 // source events read
 	// reads counts source reads, those that find the end of the input
 	// too: the clock of Options.Schedule, kept by checkpoints.
-	reads    int64
-	steps    int64 // steps taken
+	reads int64
+	steps int64 // steps taken
 	// forced maps a position to the source subtask (index in sources)
 	// StepIntoInput chose to read there instead of the due one; replays
 	// after a restart read the same.
