@@ -2,6 +2,8 @@ package savepoint
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"streamdbg/state"
 )
@@ -43,19 +45,20 @@ func (s *Savepoint) Verify() error {
 				}
 			}
 		}
-		for name, c := range got {
-			m, ok := op.byName[name]
-			switch {
-			case !ok:
-				return fmt.Errorf("%w: operator %s (%s): %d entries of state %q, which the StateMeta table does not list", ErrInvalid, op.info.ID, op.info.Name, c.entries, name)
-			case m.Entries != c.entries || m.Bytes != c.bytes:
-				return fmt.Errorf("%w: operator %s (%s): state %q has %d entries of %d bytes, the StateMeta table says %d and %d", ErrInvalid, op.info.ID, op.info.Name, name, c.entries, c.bytes, m.Entries, m.Bytes)
-			}
-		}
+		// In name order: the same savepoint always names the same state.
 		for _, m := range op.states {
-			if got[m.StateName] == nil && m.Entries != 0 {
-				return fmt.Errorf("%w: operator %s (%s): state %q has no entries, the StateMeta table says %d", ErrInvalid, op.info.ID, op.info.Name, m.StateName, m.Entries)
+			c := got[m.StateName]
+			if c == nil {
+				c = &count{}
 			}
+			if m.Entries != c.entries || m.Bytes != c.bytes {
+				return fmt.Errorf("%w: operator %s (%s): state %q has %d entries of %d bytes, the StateMeta table says %d and %d", ErrInvalid, op.info.ID, op.info.Name, m.StateName, c.entries, c.bytes, m.Entries, m.Bytes)
+			}
+			delete(got, m.StateName)
+		}
+		if names := slices.Sorted(maps.Keys(got)); len(names) > 0 {
+			name := names[0]
+			return fmt.Errorf("%w: operator %s (%s): %d entries of state %q, which the StateMeta table does not list", ErrInvalid, op.info.ID, op.info.Name, got[name].entries, name)
 		}
 	}
 	return nil

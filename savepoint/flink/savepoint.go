@@ -9,7 +9,6 @@ import (
 	"github.com/golang/snappy"
 	"io"
 	"iter"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -45,7 +44,7 @@ var _ state.Catalog = (*Savepoint)(nil)
 
 // IsFlink reports whether dir holds a Flink `_metadata` file (by its magic).
 func IsFlink(dir string) bool {
-	f, err := os.Open(filepath.Join(dir, "_metadata"))
+	f, err := openRegular(filepath.Join(dir, "_metadata"))
 	if err != nil {
 		return false
 	}
@@ -60,9 +59,9 @@ func IsFlink(dir string) bool {
 // Open reads the `_metadata` of a Flink savepoint or checkpoint directory.
 func Open(dir string) (*Savepoint, error) {
 	p := filepath.Join(dir, "_metadata")
-	f, err := os.Open(p)
+	f, err := openRegular(p)
 	if err != nil {
-		return nil, fmt.Errorf("flink: %w", err)
+		return nil, err
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, maxMetadataSize+1))

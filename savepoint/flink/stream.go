@@ -125,12 +125,12 @@ func (h *streamHandle) open() (section, io.Closer, error) {
 		}
 		return nil, nil, fmt.Errorf("flink: state file %q not resolved", h.name)
 	}
-	f, err := os.Open(h.path)
+	f, err := openRegular(h.path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, fmt.Errorf("flink: state file %s not found in the savepoint directory: %w", h.name, err)
 		}
-		return nil, nil, fmt.Errorf("flink: %w", err)
+		return nil, nil, err
 	}
 	st, err := f.Stat()
 	if err != nil {
