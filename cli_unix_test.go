@@ -5,6 +5,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -115,5 +116,27 @@ func TestSpecialFilesInSavepoints(t *testing.T) {
 	code, _, errs = within(t, "inspect with a FIFO _metadata", "savepoint", "inspect", fl)
 	if code != 1 || !strings.Contains(errs, fmeta+" is not a regular file") {
 		t.Fatalf("Flink FIFO _metadata: exit %d: %s", code, errs)
+	}
+}
+
+// A pebble run over 250,000 keys finishes: the wait for room before a
+// commit never waits for a flush pebble does not start. (A first version
+// of that wait hung this run.)
+func TestPebbleManyKeysFinishes(t *testing.T) {
+	var b strings.Builder
+	for i := range 10_000 {
+		for j := range 25 {
+			b.WriteString(" w")
+			b.WriteString(strconv.Itoa(i))
+			b.WriteString("x")
+			b.WriteString(strconv.Itoa(j))
+		}
+		b.WriteByte('\n')
+	}
+	input := writeFile(t, "unique.txt", b.String())
+	code, out, errs := within(t, "pebble over 250,000 keys", "run", "wordcount", "--input", input, "--backend", "pebble",
+		"--state-dir", t.TempDir(), "--query", "SELECT COUNT(*) FROM keyed_state", "--format", "csv")
+	if code != 0 || !strings.Contains(out, "250000") {
+		t.Fatalf("exit %d: %s%s", code, out, errs)
 	}
 }

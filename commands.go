@@ -67,10 +67,10 @@ func (f *jobFlags) open(e *env, out io.Writer, trace bool) (*session.Session, er
 		return nil, usageError{err}
 	}
 	fc := fixtures.Config{OnBadRecord: f.OnBadRecord, Log: e.log}
+	if f.MaxLineBytes < 0 {
+		return nil, usageError{errors.New("--max-line-bytes must not be negative")}
+	}
 	if len(f.Input) > 0 {
-		if f.MaxLineBytes < 0 {
-			return nil, usageError{errors.New("--max-line-bytes must not be negative")}
-		}
 		fc.Input, fc.Inputs, err = fixtures.ParseInputs(f.Job, f.Input, fixtures.ParseOptions{MaxLineBytes: f.MaxLineBytes})
 		var ie *fixtures.InputError
 		if errors.As(err, &ie) {

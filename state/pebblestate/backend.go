@@ -51,6 +51,7 @@ type Backend struct {
 	tempDir string // removed by Close when Open created it
 	dir     string
 	bg      *backgroundError
+	log     *fatalLogger
 
 	key      []byte // current key as given
 	keyEsc   []byte // current key escaped and terminated
@@ -117,7 +118,11 @@ func Open(opts Options) (*Backend, error) {
 	bg := &backgroundError{}
 	po.EventListener = &pebble.EventListener{BackgroundError: bg.record}
 	po.MemTableStopWritesThreshold = stopWritesThreshold
-	db, err := pebble.Open(dir, po)
+	po.MemTableSize = memTableSize
+	logger := &fatalLogger{dir: dir}
+	po.Logger = logger
+	var db *pebble.DB
+	err := logger.guard(func() (err error) { db, err = pebble.Open(dir, po); return err })
 	if err != nil {
 		if tempDir != "" {
 			os.RemoveAll(tempDir)
@@ -134,24 +139,30 @@ func Open(opts Options) (*Backend, error) {
 		nextID:  1,
 		dir:     dir,
 		bg:      bg,
+		log:     logger,
 	}, nil
 }
 
-// stopWritesThreshold is Options.MemTableStopWritesThreshold: at this many
-// memtables (the mutable one and those waiting for their flush) a commit
-// waits in pebble's write stall, which nothing interrupts.
-const stopWritesThreshold = 4
+// Pebble's write stall: a commit waits while the memtables (the mutable one
+// and those waiting for their flush) hold stopWritesThreshold x
+// memTableSize bytes, and nothing interrupts that wait.
+const (
+	stopWritesThreshold = 4
+	memTableSize        = 4 << 20 // pebble's default
+)
 
 // waitForRoom returns once a commit cannot stall, or with the background
-// error that would make it stall forever: a commit that would stall waits
-// here instead, where the error is seen. (On a full disk every flush
-// fails and is retried without end.)
+// error that would make it stall forever. (On a full disk every flush
+// fails and is retried without end.) It waits from one memtable below the
+// stall: the queued memtables then hold at least 8 MiB, more than pebble's
+// flush threshold (half a memtable), so a flush is running, and either
+// frees room or fails with the error waited for.
 func (b *Backend) waitForRoom() error {
 	for {
 		if err := b.bg.check(b.dir); err != nil {
 			return err
 		}
-		if b.db.Metrics().MemTable.Count < stopWritesThreshold {
+		if b.db.Metrics().MemTable.Size < (stopWritesThreshold-1)*memTableSize {
 			return nil
 		}
 		time.Sleep(time.Millisecond)
@@ -193,13 +204,59 @@ func pebbleOptions(fs vfs.FS, cache *pebble.Cache) *pebble.Options {
 }
 
 // quietLogger drops pebble's log lines: they would land on the terminal the
-// TUI draws on. Fatalf still stops the process, as pebble requires.
+// TUI draws on. Its Fatalf panics; Open sets a fatalLogger instead.
 type quietLogger struct{}
 
 func (quietLogger) Infof(string, ...any)  {}
 func (quietLogger) Errorf(string, ...any) {}
 func (quietLogger) Fatalf(format string, args ...any) {
 	panic(fmt.Sprintf("pebblestate: fatal: "+format, args...))
+}
+
+// fatalLogger is quietLogger with a Fatalf that never shows a Go panic to
+// a user. Pebble calls Fatalf on errors it cannot unwind, such as a
+// MANIFEST write on a full disk, and Fatalf must not return. Called within
+// guard (Open, commits, Close: the calls this package makes), it panics
+// with a value guard turns back into an error; called from pebble's own
+// background work, which no caller waits for, it prints the error naming
+// the directory and ends the process with status 1.
+type fatalLogger struct {
+	quietLogger
+	dir     string
+	guarded atomic.Int32
+}
+
+type fatalPanic struct{ err error }
+
+func (l *fatalLogger) Fatalf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	err := fmt.Errorf("pebblestate: %s: %s", l.dir, msg)
+	for _, a := range args {
+		if e, ok := a.(error); ok && vfs.IsNoSpaceError(e) {
+			err = fmt.Errorf("pebblestate: %s: disk full, the state backend cannot write its files (free space, or set --state-dir to a larger disk): %s", l.dir, msg)
+		}
+	}
+	if l.guarded.Load() > 0 {
+		panic(fatalPanic{err})
+	}
+	fmt.Fprintf(os.Stderr, "streamdbg: %v\n", err)
+	os.Exit(1)
+}
+
+// guard runs f, turning a Fatalf during it into its error.
+func (l *fatalLogger) guard(f func() error) (err error) {
+	l.guarded.Add(1)
+	defer func() {
+		l.guarded.Add(-1)
+		if r := recover(); r != nil {
+			fp, ok := r.(fatalPanic)
+			if !ok {
+				panic(r)
+			}
+			err = fp.err
+		}
+	}()
+	return f()
 }
 
 // KeyGroups is the range of key groups this backend holds.
@@ -368,7 +425,7 @@ func (b *Backend) Close() error {
 	b.closed = true
 	b.closeMarks()
 	err := b.batch.Close()
-	if cerr := b.db.Close(); err == nil {
+	if cerr := b.log.guard(b.db.Close); err == nil {
 		err = cerr
 	}
 	if b.tempDir != "" {
@@ -402,7 +459,7 @@ func (b *Backend) commit() error {
 	if err := b.waitForRoom(); err != nil {
 		return err
 	}
-	if err := b.batch.Commit(pebble.NoSync); err != nil {
+	if err := b.log.guard(func() error { return b.batch.Commit(pebble.NoSync) }); err != nil {
 		if vfs.IsNoSpaceError(err) {
 			return fmt.Errorf("pebblestate: %s: disk full: %w", b.dir, err)
 		}

@@ -89,3 +89,40 @@ func TestDiskFullIsAPromptError(t *testing.T) {
 		t.Fatal("Close hangs on a full disk")
 	}
 }
+
+// Many writes on a disk with room never wait for ever: waiting for room
+// must not wait for a flush pebble does not start. (A first version waited
+// at four memtables, which pebble's ramp of small first memtables reaches
+// before it flushes: the wordcount of 250,000 keys hung.)
+func TestManyWritesFinish(t *testing.T) {
+	b, err := Open(Options{FS: vfs.NewMem(), KeyGroups: all, CacheSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	s := must(state.Value("v", state.Bytes).Bind(registry{b}))
+	done := make(chan error, 1)
+	go func() {
+		val := []byte(strings.Repeat("x", 40))
+		for i := range 400_000 {
+			setKey(b, fmt.Sprintf("key-%d", i))
+			if err := s.Update(val); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- b.commit()
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("400,000 writes did not finish in 60 s: waiting for room that never comes")
+	}
+	setKey(b, "key-399999")
+	if v, ok, err := s.Value(); err != nil || !ok || len(v) != 40 {
+		t.Fatalf("last key: %q %v %v", v, ok, err)
+	}
+}
