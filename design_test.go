@@ -38,6 +38,9 @@ var importRules = []struct {
 	{"runtime/internal/optest", []string{"state", "runtime"}},
 	{"runtime/session", []string{"state", "savepoint", "savepoint/flink", "savepoint/diff", "runtime", "query"}},
 	{"fixtures", []string{"state", "runtime", "runtime/window"}},
+	// The test driver is a client of the session, as the TUI is, and opens
+	// the TUI on the session for Debug.
+	{"streamdbgtest", []string{"state", "savepoint", "runtime", "runtime/session", "tui"}},
 	{"tui", []string{"runtime/session", "query", "tui/styles", "tui/keys"}},
 	{"tui/styles", nil},
 	{"tui/keys", nil},

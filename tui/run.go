@@ -21,6 +21,9 @@ type Options struct {
 	Output io.Writer
 	// NoColor forces plain output; NO_COLOR in the environment does too.
 	NoColor bool
+	// Width and Height, when set, are the screen's size for an Output that
+	// is not a terminal (a test's buffer), whose size cannot be asked.
+	Width, Height int
 }
 
 func (o Options) noColor() bool { return o.NoColor || os.Getenv("NO_COLOR") != "" }
@@ -32,6 +35,9 @@ func (o Options) program(m tea.Model) *tea.Program {
 	}
 	if o.Output != nil {
 		opts = append(opts, tea.WithOutput(o.Output))
+	}
+	if o.Width > 0 && o.Height > 0 {
+		opts = append(opts, tea.WithWindowSize(o.Width, o.Height))
 	}
 	return tea.NewProgram(m, opts...)
 }

@@ -1,0 +1,67 @@
+package streamdbgtest_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"streamdbg/streamdbgtest"
+)
+
+// TestSnapshotRestoreParallelism: state snapshotted at one parallelism
+// restores at others, with every key's state in the subtask that holds
+// its key group now, and the job counts on from there.
+func TestSnapshotRestoreParallelism(t *testing.T) {
+	words := make([]string, 40)
+	for i := range words {
+		words[i] = fmt.Sprintf("w%02d", i)
+	}
+	d := streamdbgtest.New(t, wordJob(), streamdbgtest.Parallelism(1))
+	in := streamdbgtest.Input[string](d, "lines")
+	for i, w := range words {
+		for range i%3 + 1 {
+			in.Push(w)
+		}
+	}
+	snap := d.Snapshot()
+	if snap.Position() != 79 { // 14 words once, 13 twice, 13 three times
+		t.Fatalf("snapshot at record %d, want 79", snap.Position())
+	}
+	if got := subtasks(d); !slices.Equal(got, []int64{0}) {
+		t.Fatalf("parallelism 1 holds state in subtasks %v", got)
+	}
+	for _, p := range []int{3, 2, 1} {
+		t.Run(fmt.Sprint("parallelism ", p), func(t *testing.T) {
+			r := streamdbgtest.Restore(t, wordJob(), snap, p)
+			if p > 1 {
+				if got := subtasks(r); len(got) != p {
+					t.Fatalf("restored at parallelism %d: state in subtasks %v", p, got)
+				}
+			}
+			count := streamdbgtest.ValueState[int64](r, "count", "count")
+			for i, w := range words {
+				if n, ok := count.Get(w); !ok || n != int64(i%3+1) {
+					t.Fatalf("count of %s after restore: %d %v, want %d", w, n, ok, i%3+1)
+				}
+			}
+			rin := streamdbgtest.Input[string](r, "lines")
+			out := streamdbgtest.Output[Count](r, "out")
+			rin.Push("w05 w06 new")
+			out.ExpectAnyOrder(Count{"w05", 4}, Count{"w06", 2}, Count{"new", 1})
+			// A snapshot of the restored job restores again.
+			again := streamdbgtest.Restore(t, wordJob(), r.Snapshot(), 2)
+			if n, _ := streamdbgtest.ValueState[int64](again, "count", "count").Get("w05"); n != 4 {
+				t.Fatalf("w05 after a second restore: %d, want 4", n)
+			}
+		})
+	}
+}
+
+// subtasks lists the subtasks that hold count's state.
+func subtasks(d *streamdbgtest.Driver) []int64 {
+	var out []int64
+	for _, r := range d.Query(`SELECT subtask FROM "count"."count" GROUP BY subtask ORDER BY subtask`) {
+		out = append(out, r["subtask"].(int64))
+	}
+	return out
+}
