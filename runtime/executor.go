@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"os"
 	goruntime "runtime"
 	"slices"
@@ -1014,7 +1015,8 @@ func (e *Executor) advanceProcessingTime(ms int64) {
 	if ms <= 0 {
 		return
 	}
-	e.procTime += ms
+	// The clock stops at the end of time rather than wrap to year 1677.
+	e.procTime = min(e.procTime, math.MaxInt64-ms) + ms
 	if e.trace != nil {
 		e.trace.processingTime(e.procTime)
 	}
