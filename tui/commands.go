@@ -37,7 +37,7 @@ type doneMsg struct {
 type tickMsg struct{}
 
 // progressRate bounds how often a running command refreshes the screen.
-const progressRate = 100 * time.Millisecond
+var progressRate = 100 * time.Millisecond
 
 func tick() tea.Cmd { return tea.Tick(progressRate, func(time.Time) tea.Msg { return tickMsg{} }) }
 
@@ -155,6 +155,7 @@ func (m *Model) start(line string) tea.Cmd {
 	p := &session.Progress{}
 	ctx = session.WithProgress(ctx, p)
 	m.busy = &background{line: line, cancel: cancel, progress: p, started: time.Now()}
+	m.state.frozen = true
 	m.setStatus("", false)
 	s := m.s
 	return tea.Batch(func() (msg tea.Msg) {
@@ -186,6 +187,7 @@ func queryText(line string) string {
 // done takes a background command's result and the session back.
 func (m *Model) done(d doneMsg) tea.Cmd {
 	m.busy = nil
+	m.state.frozen = false
 	m.refresh()
 	c, args, _ := session.ParseLine(d.line)
 	switch {

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"runtime/debug"
 	"strings"
 
 	"charm.land/bubbles/v2/help"
@@ -59,8 +60,10 @@ type Model struct {
 	count        string // a count typed before N
 	status       string
 	statusErr    bool
-	// panics counts panics recovered in Update (a bug: tests assert none).
-	panics int
+	// panics counts panics recovered in Update (a bug: tests assert none);
+	// lastPanic is the last one with its stack.
+	panics    int
+	lastPanic string
 }
 
 // rect is where a pane is on the screen.
@@ -441,10 +444,11 @@ func (m *Model) recoverPanic(cmd *tea.Cmd) {
 		return
 	}
 	m.panics++
-	m.busy = nil
+	m.lastPanic = fmt.Sprintf("%v\n%s", r, debug.Stack())
+	m.busy, m.state.frozen = nil, false
 	m.prompt.close()
 	msg := fmt.Sprintf("internal error (a bug in streamdbg, please report it): %v", r)
-	m.showOverlay(textOverlay(&m.keys, &m.st, "Internal error", []string{msg}))
+	m.showOverlay(textOverlay(&m.keys, &m.st, "Internal error", append([]string{msg, ""}, strings.Split(m.lastPanic, "\n")...)))
 	m.setStatus(msg, true)
 	*cmd = nil
 }

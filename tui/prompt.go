@@ -35,7 +35,13 @@ type prompt struct {
 }
 
 func newPrompt() *prompt {
-	return &prompt{input: textinput.New(), history: map[string][]string{}}
+	in := textinput.New()
+	// A steady cursor: a blinking one is a timer message every half
+	// second for nothing.
+	st := in.Styles()
+	st.Cursor.Blink = false
+	in.SetStyles(st)
+	return &prompt{input: in, history: map[string][]string{}}
 }
 
 func (p *prompt) active() bool { return p.mode != "" }
@@ -53,10 +59,7 @@ func (p *prompt) open(mode, value string) tea.Cmd {
 	p.input.CursorEnd()
 	p.hpos, p.draft = len(p.history[mode]), ""
 	p.resetCompletion()
-	// The cursor does not blink: a blink is a timer message every half
-	// second for nothing.
-	p.input.Focus()
-	return nil
+	return p.input.Focus()
 }
 
 func (p *prompt) close() {

@@ -84,7 +84,10 @@ type statePane struct {
 	counts     countCache
 	totalN     int
 	totalExact bool
-	w, h       int
+	// frozen: a command owns the session; nothing is read until the next
+	// stop (which rebuilds the table).
+	frozen bool
+	w, h   int
 }
 
 // countCache counts a table's rows per key group, kept while the stops
@@ -96,7 +99,7 @@ type countCache struct {
 
 func (p *statePane) SetSize(w, h int) {
 	p.w, p.h = w, h
-	if p.pager != nil {
+	if p.pager != nil && !p.frozen {
 		p.pager.resize(p.pageSize())
 	}
 	p.cur = max(0, min(p.cur, p.pageSize()-1))
@@ -207,7 +210,9 @@ func (p *statePane) rebuild(keep bool) {
 			p.note = err.Error()
 			p.sort = sortNone
 		} else {
-			p.sorted = rows
+			// The sorted rows replace the pager: an old one would read a
+			// catalog of a past stop.
+			p.sorted, p.pager = rows, nil
 			if !keep {
 				p.soff, p.cur = 0, 0
 			}
@@ -548,8 +553,8 @@ func (p *statePane) find(text string, dir int) string {
 	if text == "" {
 		return "no search: / searches"
 	}
-	if !p.ready {
-		return "no state"
+	if !p.ready || p.pager == nil && p.sorted == nil {
+		return "no state to search"
 	}
 	t := strings.ToLower(text)
 	match := func(r pageRow) bool {
@@ -562,6 +567,9 @@ func (p *statePane) find(text string, dir int) string {
 	}
 	at := p.firstIndex() + p.cur
 	if p.sorted != nil {
+		if len(p.sorted) == 0 {
+			return fmt.Sprintf("no row with %q", text)
+		}
 		for n := 1; n <= len(p.sorted); n++ {
 			i := ((at+dir*n)%len(p.sorted) + len(p.sorted)) % len(p.sorted)
 			if match(p.sorted[i]) {
