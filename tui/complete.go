@@ -83,19 +83,20 @@ func (v vocabulary) complete(line, mode string) (start int, cands []string) {
 		}
 	}
 	for _, c := range dedupe(pool) {
-		if len(c) >= len(word) && strings.EqualFold(c[:len(word)], word) {
+		if hasPrefixFold(c, word) || !strings.HasPrefix(word, `"`) && strings.HasPrefix(c, `"`) && hasPrefixFold(c[1:], word) {
 			cands = append(cands, c)
 		}
 	}
 	return start, cands
 }
 
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
 // queryWords are the candidates inside a query: tables after FROM, states
 // after "operator"., columns and keywords elsewhere.
 func (v vocabulary) queryWords(before []string, word string) []string {
-	if len(before) > 0 && strings.EqualFold(before[len(before)-1], "FROM") {
-		return append(query.Tables(), quoteAll(v.operators)...)
-	}
 	if op, ok := strings.CutSuffix(word, "."); ok && strings.HasPrefix(op, `"`) {
 		name := strings.Trim(op, `"`)
 		var out []string
@@ -109,6 +110,13 @@ func (v vocabulary) queryWords(before []string, word string) []string {
 		var out []string
 		for _, s := range v.states[strings.Trim(op, `"`)] {
 			out = append(out, op+"."+`"`+s+`"`)
+		}
+		return out
+	}
+	if len(before) > 0 && strings.EqualFold(before[len(before)-1], "FROM") {
+		out := query.Tables()
+		for _, op := range v.operators {
+			out = append(out, `"`+op+`"`)
 		}
 		return out
 	}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -15,6 +17,9 @@ import (
 // every example job, at 120×40 and 80×24, heap and pebble, through the
 // cases of issue 16, and asserts the screens. STREAMDBG_E2E_BIN runs it
 // against another binary (an older build, to see which cases it fails).
+
+// termSeq numbers the tmux servers of a test run.
+var termSeq atomic.Int64
 
 // term is one streamdbg in a tmux session.
 type term struct {
@@ -39,18 +44,44 @@ func e2eBinary(t *testing.T) string {
 	if bin := os.Getenv("STREAMDBG_E2E_BIN"); bin != "" {
 		return bin
 	}
-	bin := filepath.Join(t.TempDir(), "streamdbg")
-	if out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "streamdbg-e2e")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtBin = filepath.Join(dir, "streamdbg")
+		if out, err := exec.Command("go", "build", "-o", builtBin, "..").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
 	}
-	return bin
+	return builtBin
+}
+
+// The binary is built once for the parallel terminal tests (and removed
+// by TestMain).
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtBin != "" {
+		os.RemoveAll(filepath.Dir(builtBin))
+	}
+	os.Exit(code)
 }
 
 // startTerm runs bin with args at w×h, HOME in a temporary directory.
 func startTerm(t *testing.T, bin string, w, h int, args ...string) *term {
 	t.Helper()
 	dir := t.TempDir()
-	tm := &term{t: t, sock: fmt.Sprintf("sdbg-e2e-%d-%s", os.Getpid(), filepath.Base(dir)), status: filepath.Join(dir, "status"),
+	tm := &term{t: t, sock: fmt.Sprintf("sdbg-e2e-%d-%d", os.Getpid(), termSeq.Add(1)), status: filepath.Join(dir, "status"),
 		home: filepath.Join(dir, "home"), w: w, h: h}
 	if err := os.Mkdir(tm.home, 0o755); err != nil {
 		t.Fatal(err)
@@ -182,6 +213,7 @@ func (tm *term) header(what, s string) {
 }
 
 func TestTerminalWordcount(t *testing.T) {
+	t.Parallel() // each in its own tmux server; mostly waiting
 	bin := e2eBinary(t)
 	tm := startTerm(t, bin, 120, 40)
 	s := tm.waitFor("start", "record 0", "at the start")
@@ -291,6 +323,7 @@ func outputTotal(t *testing.T, s string) int {
 }
 
 func TestTerminalOrdersPebble(t *testing.T) {
+	t.Parallel() // each in its own tmux server; mostly waiting
 	bin := e2eBinary(t)
 	tm := startTerm(t, bin, 80, 24, "debug", "orders", "--backend", "pebble")
 	tm.waitFor("start", "record 0")
@@ -314,6 +347,7 @@ func TestTerminalOrdersPebble(t *testing.T) {
 }
 
 func TestTerminalClicks(t *testing.T) {
+	t.Parallel() // each in its own tmux server; mostly waiting
 	bin := e2eBinary(t)
 	tm := startTerm(t, bin, 80, 24, "debug", "clicks")
 	tm.waitFor("start", "record 0")
@@ -348,6 +382,7 @@ func TestTerminalClicks(t *testing.T) {
 }
 
 func TestTerminalSessionsAndFailures(t *testing.T) {
+	t.Parallel() // each in its own tmux server; mostly waiting
 	bin := e2eBinary(t)
 	tm := startTerm(t, bin, 120, 40, "debug", "sessions")
 	tm.waitFor("start", "record 0")
@@ -383,6 +418,7 @@ func TestTerminalSessionsAndFailures(t *testing.T) {
 }
 
 func TestTerminalFlinkBrowser(t *testing.T) {
+	t.Parallel() // each in its own tmux server; mostly waiting
 	bin := e2eBinary(t)
 	root := filepath.Join("..", "..", "shared", "flink-savepoints")
 	if _, err := os.Stat(root); err != nil {
