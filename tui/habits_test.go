@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"iter"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -127,6 +128,13 @@ func TestPinnedLocation(t *testing.T) {
 	}
 	got := screen(m.View())
 	contains(t, got, "▶ #1 after count", "▶ count[")
+	// The state pane shows the stopped key first, whatever its page.
+	if len(m.state.pinned) != 1 || m.state.pinned[0].row.Key != "rest" {
+		t.Fatalf("pinned rows %+v", m.state.pinned)
+	}
+	if !regexp.MustCompile(`│▶ count +rest +1 `).MatchString(got) {
+		t.Fatalf("the state pane does not pin the key rest:\n%s", got)
+	}
 	m.focus = paneRecord
 	press(t, m, "G")
 	if m.record.cursor != len(m.record.raw)-1 {

@@ -329,7 +329,7 @@ func (m *Model) refresh() {
 	m.record.pinned = []string{rv.pinned}
 	m.record.title = fmt.Sprintf("Record %d", v.Position)
 	if v.Stop != nil && v.Stop.Records > 1 {
-		m.record.title += fmt.Sprintf(" · the last of %s", commas(v.Stop.Records))
+		m.record.title += fmt.Sprintf(" · %s read", commas(v.Stop.Records))
 	}
 	m.record.setLines(rv.lines, rv.focus)
 	m.record.offset = min(rv.start, m.record.lineOf(rv.focus))
@@ -350,6 +350,11 @@ func (m *Model) refresh() {
 	m.watches.setWatches(v.Watches)
 	m.prompt.vocab = vocabularyOf(v.Tasks)
 	m.state.invalidate(v.Stop)
+	if st := v.Stop; st != nil && (st.Reason == session.ReasonBreakpoint || st.Reason == session.ReasonStep) && st.Last.Key != nil {
+		m.state.setPin(st.Last.Key, true)
+	} else {
+		m.state.setPin(nil, false)
+	}
 	m.selectSubtask()
 }
 

@@ -35,6 +35,9 @@ func (d detail) lines(revs []session.Revision, forgotten int) []string {
 		w = max(w, len(f[0]))
 	}
 	for _, f := range d.fields {
+		if f[1] == "NULL" && (f[0] == "namespace" || f[0] == "user key") {
+			continue // a value state has neither
+		}
 		v := strings.Split(f[1], "\n")
 		out = append(out, fmt.Sprintf("%-*s  %s", w, f[0], v[0]))
 		for _, more := range v[1:] {

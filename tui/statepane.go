@@ -81,6 +81,12 @@ type statePane struct {
 	chosen map[string]string
 	tabs   map[string]int
 
+	// pin is the key where execution stopped (a breakpoint, a step) in
+	// the shown operator: its rows show first, above the table.
+	pin        any
+	hasPin     bool
+	pinned     []pageRow
+	pinNote    string
 	counts     countCache
 	totalN     int
 	totalExact bool
@@ -105,7 +111,56 @@ func (p *statePane) SetSize(w, h int) {
 	p.cur = max(0, min(p.cur, p.pageSize()-1))
 }
 
-func (p *statePane) pageSize() int { return max(1, p.h-4) }
+func (p *statePane) pageSize() int { return max(1, p.h-4-p.pinRows()) }
+
+// pinRowsOf is the pinned rows shown.
+func (p *statePane) pinRowsOf() int { return min(3, len(p.pinned)) }
+
+// pinRows is the lines the pinned key takes: its rows (at most 3) or a
+// note.
+func (p *statePane) pinRows() int {
+	switch {
+	case len(p.pinned) > 0:
+		return min(3, len(p.pinned))
+	case p.pinNote != "":
+		return 1
+	}
+	return 0
+}
+
+// setPin pins the key where execution stopped (hasPin false: none).
+func (p *statePane) setPin(key any, has bool) { p.pin, p.hasPin = key, has }
+
+// loadPin reads the pinned key's rows: one key group, one key.
+func (p *statePane) loadPin() {
+	p.pinned, p.pinNote = nil, ""
+	op, ok := p.operator()
+	if !p.hasPin || !ok || !op.Keyed || p.tab != tabKeyed {
+		return
+	}
+	kg, ok := p.reader.KeyGroupOf(op.ID, op.KeyType, p.pin)
+	if !ok || kg < p.ref.groups.Start || kg > p.ref.groups.End {
+		return
+	}
+	for r, err := range p.reader.Keyed(op.ID, "", []int{kg}, []any{p.pin}) {
+		if err != nil {
+			p.pinNote = err.Error()
+			return
+		}
+		if r.Subtask != p.ref.index || show(r.Key) != show(p.pin) || timerState(r.State) {
+			continue
+		}
+		row := pageRow{kg: kg, row: r, cells: []string{r.State, show(r.Key), show(r.Namespace), show(r.UserKey), show(r.Value)}}
+		if c, changed := p.changes[r.ID()]; changed {
+			row.changed = true
+			row.cells[4] += changeNote(c)
+		}
+		p.pinned = append(p.pinned, row)
+	}
+	if len(p.pinned) == 0 {
+		p.pinNote = fmt.Sprintf("▶ %s: no entry yet", show(p.pin))
+	}
+}
 
 // operator is the operator shown.
 func (p *statePane) operator() (session.OperatorView, bool) {
@@ -202,6 +257,7 @@ func (p *statePane) rebuild(keep bool) {
 	case len(op.States) == 0:
 		p.note = fmt.Sprintf("%s declares no state", op.Label)
 	}
+	p.loadPin()
 	src := p.source()
 	old := p.pager
 	p.sorted = nil
@@ -672,11 +728,11 @@ func (p *statePane) title() string {
 	if ansi.StringWidth(t+kg+tabs) <= p.w-5 {
 		return t + kg + tabs
 	}
-	short := fmt.Sprintf(" · %s %d/%d", p.st.TabActive.Render("["+stateTabs[p.tab]+"]"), p.tab+1, len(stateTabs))
+	short := fmt.Sprintf(" %s %d/%d", p.st.TabActive.Render("["+stateTabs[p.tab]+"]"), p.tab+1, len(stateTabs))
 	if ansi.StringWidth(t+kg+short) <= p.w-5 {
 		return t + kg + short
 	}
-	return t + short
+	return t + " ·" + short
 }
 
 func (p *statePane) View(focused bool) string {
@@ -684,9 +740,15 @@ func (p *statePane) View(focused bool) string {
 		return box(p.st, "State", focused, p.w, p.h, []string{p.st.Dim.Render("no state")})
 	}
 	page := p.page()
-	rows := make([][]string, len(page))
-	for i, r := range page {
-		rows[i] = r.cells
+	pins := p.pinned[:p.pinRowsOf()]
+	rows := make([][]string, 0, len(pins)+len(page))
+	for _, r := range pins {
+		// Marked in plain text too: where execution stopped.
+		c := append([]string{"▶ " + r.cells[0]}, r.cells[1:]...)
+		rows = append(rows, c)
+	}
+	for _, r := range page {
+		rows = append(rows, r.cells)
 	}
 	cols, idx := p.usedColumns(rows)
 	vis := make([][]string, len(rows))
@@ -702,6 +764,10 @@ func (p *statePane) View(focused bool) string {
 	vis, date := factorDates(vis)
 	q := strings.ToLower(p.query)
 	lines := table(p.st, cols, vis, p.w-2, p.full, func(i, j int, s string) string {
+		if i < len(pins) {
+			return p.st.Pinned.Render(s)
+		}
+		i -= len(pins)
 		switch {
 		case i == p.cur && focused:
 			return p.st.Selected.Render(s)
@@ -712,6 +778,9 @@ func (p *statePane) View(focused bool) string {
 		}
 		return s
 	})
+	if p.pinNote != "" && len(pins) == 0 {
+		lines = append(lines[:1], append([]string{p.st.Pinned.Render(p.pinNote)}, lines[1:]...)...)
+	}
 	if p.hoff > 0 {
 		for i := range lines {
 			lines[i] = hscroll(lines[i], p.hoff)

@@ -111,6 +111,13 @@ func (r StateReader) Keyed(operatorID, stateName string, keyGroups []int, keys [
 	}
 }
 
+// KeyGroupOf is the key group of a key (a dynamic value) in a keyed
+// operator with keys of keyType; ok is false when the key cannot be
+// encoded as such.
+func (r StateReader) KeyGroupOf(operatorID, keyType string, key any) (int, bool) {
+	return r.cat.KeyGroupOf(state.StateMeta{OperatorID: operatorID, KeyType: keyType}, key)
+}
+
 // OperatorState reads the operator state of an operator (one state when
 // stateName is set).
 func (r StateReader) OperatorState(operatorID, stateName string) iter.Seq2[Row, error] {
