@@ -546,7 +546,7 @@ func TestColumnsSizedByContent(t *testing.T) {
 func TestSameNamedOperators(t *testing.T) {
 	job := runtime.NewJob("maps")
 	src := runtime.FromSlice(job, "src", []int64{1, 2, 3}, runtime.WatermarkStrategy[int64]{}, runtime.UID("src"))
-	inc := runtime.MapFunc[int64, int64](func(v int64) (int64, error) { return v + 1, nil })
+	inc := func(v int64) (int64, error) { return v + 1, nil }
 	a := runtime.Map(src, "Map", inc, runtime.UID("map-a"))
 	b := runtime.Map(a, "Map", inc, runtime.UID("map-b"))
 	c := runtime.Map(b, "Map", inc, runtime.UID("map-c"))
