@@ -160,6 +160,9 @@ type opInstance struct {
 	// tables are the keyed states the operator declared, by name, for
 	// readers between steps (KeyedState).
 	tables map[string]state.Table
+	// fnPrint is the print of the operator's function value after Open
+	// (CheckFunctionState).
+	fnPrint fieldPrint
 }
 
 // route is where one output edge of an operator goes.
@@ -414,6 +417,7 @@ func (e *Executor) build(restore *restoring) error {
 				return err
 			}
 			inst.opened = true
+			inst.printAfterOpen()
 		}
 	}
 	return nil

@@ -163,6 +163,8 @@ func (s *Session) absorb(events []runtime.TraceEvent, pos int64, c *collector) {
 	for i := range events {
 		e := &events[i]
 		switch e.Kind {
+		case runtime.TraceEmitted:
+			s.replays.note(pos, e)
 		case runtime.TraceOutput:
 			s.addOutput(e, pos)
 		case runtime.TraceStateWrite:

@@ -73,6 +73,9 @@ func (s *Session) Run(ctx context.Context, o RunOptions) (RunResult, error) {
 			if err := s.exec.Flush(); err != nil {
 				return res, err
 			}
+			if err := s.exec.CheckFunctionState(); err != nil {
+				s.log.Warn("the restart loses state a function keeps outside its declared state", "error", err.Error())
+			}
 			if err := s.restart(cp, cp.Info().Position, false); err != nil {
 				return res, fmt.Errorf("restart from checkpoint %d: %w", cp.Info().CheckpointID, err)
 			}
@@ -105,6 +108,9 @@ func (s *Session) Savepoint(fs vfs.FS, dir string) error {
 			return err
 		}
 		s.exec.TakeTrace()
+	}
+	if err := s.exec.CheckFunctionState(); err != nil {
+		return fmt.Errorf("session: savepoint: %w", err)
 	}
 	s.nextCPID++
 	snap, err := s.exec.SavepointSnapshot(s.nextCPID)

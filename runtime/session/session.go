@@ -55,6 +55,7 @@ type Session struct {
 	// back to one also takes back the sink records after it.
 	cpOutSeq map[int64]int64
 	hist     history
+	replays  replayCheck
 	last     *Stop
 	started  time.Time
 }
@@ -261,6 +262,12 @@ func (s *Session) restartTo(cp *runtime.Checkpoint, target, reads int64, exact b
 	pos := cp.Info().Position
 	s.dropOutputsAfter(s.cpOutSeq[cp.Info().CheckpointID])
 	s.hist.truncate(pos)
+	if exact {
+		s.replays.replay = map[int64][]emitDigest{}
+		defer func() { s.replays.replay = nil }()
+	} else {
+		s.replays.forgetAfter(pos)
+	}
 	for {
 		if err := s.replayCommands(pos); err != nil {
 			return err
@@ -279,6 +286,11 @@ func (s *Session) restartTo(cp *runtime.Checkpoint, target, reads int64, exact b
 		s.absorb(exec.TakeTrace(), pos, nil)
 	}
 	exec.TakeTrace()
+	if exact {
+		err := s.replays.compare(cp.Info().Position, exec.Position())
+		s.replays.forgetAfter(exec.Position())
+		return err
+	}
 	return nil
 }
 
@@ -379,6 +391,9 @@ func (s *Session) SetTrace(on bool) error {
 	}
 	if !s.exec.Idle() {
 		return errors.New("session: the trace can only change between source events (finish the record in flight with next)")
+	}
+	if err := s.exec.CheckFunctionState(); err != nil {
+		return fmt.Errorf("session: cannot replay the job to trace it: %w", err)
 	}
 	s.opts.Trace = on
 	pos := s.exec.Position()

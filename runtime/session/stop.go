@@ -406,6 +406,9 @@ func (s *Session) Back() (*Stop, error) {
 	if target < s.checkpoints[0].Info().Position {
 		return nil, fmt.Errorf("session: cannot go back before record %d, where the session started", s.checkpoints[0].Info().Position)
 	}
+	if err := s.exec.CheckFunctionState(); err != nil {
+		return nil, fmt.Errorf("session: cannot go back: %w", err)
+	}
 	s.dropCommandsAfter(target)
 	// Forget checkpoints of the undone future (positions ascend).
 	keep := 1
