@@ -45,6 +45,16 @@ func TestRandomKeys(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a few thousand keys per job")
 	}
+	// The walk types paths for p, o and restore: they go to a temporary
+	// directory, never into the package.
+	work := t.TempDir()
+	t.Chdir(work)
+	t.Setenv("HOME", work)
+	defer func() {
+		if entries, _ := os.ReadDir(work); len(entries) > 0 {
+			t.Logf("the walk wrote %d entries in its working directory (removed)", len(entries))
+		}
+	}()
 	keys := 3000
 	// Progress ticks answer at once: the walk runs every command to its end.
 	defer func(d time.Duration) { progressRate = d }(progressRate)
