@@ -76,8 +76,11 @@ func (c *ConnectedStreams[T1, T2]) Job() *Job { return c.job }
 
 // ConnectedKeyBy keys both connected streams by the same key type (Flink's
 // ConnectedStreams.keyBy): key1 and key2 extract the key of each input,
-// codec encodes it, so equal keys of both inputs meet in one key group.
-func ConnectedKeyBy[K, T1, T2 any](c *ConnectedStreams[T1, T2], keyName string, key1 func(T1) K, key2 func(T2) K, codec state.Codec[K]) *ConnectedStreams[T1, T2] {
+// KeyCodec[K] encodes it, so equal keys of both inputs meet in one key
+// group. (Key each stream with KeyByCodec and Connect them for another
+// codec.)
+func ConnectedKeyBy[K, T1, T2 any](c *ConnectedStreams[T1, T2], keyName string, key1 func(T1) K, key2 func(T2) K) *ConnectedStreams[T1, T2] {
+	codec := KeyCodec[K]()
 	if c.second.bcast {
 		c.job.fail(fmt.Errorf("runtime: ConnectedKeyBy: a broadcast stream cannot be keyed"))
 	}

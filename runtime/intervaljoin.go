@@ -92,11 +92,9 @@ type ProcessJoinFunction[T1, T2, U any] interface {
 	ProcessElement(ctx *JoinContext[U], left T1, right T2) error
 }
 
-// ProcessJoinFunc adapts a plain function to ProcessJoinFunction.
-type ProcessJoinFunc[T1, T2, U any] func(ctx *JoinContext[U], left T1, right T2) error
+type processJoinFunc[T1, T2, U any] func(ctx *JoinContext[U], left T1, right T2) error
 
-// ProcessElement calls f.
-func (f ProcessJoinFunc[T1, T2, U]) ProcessElement(ctx *JoinContext[U], left T1, right T2) error {
+func (f processJoinFunc[T1, T2, U]) ProcessElement(ctx *JoinContext[U], left T1, right T2) error {
 	return f(ctx, left, right)
 }
 
@@ -120,7 +118,14 @@ func (c *JoinContext[U]) RightTimestamp() int64 { return c.right }
 // element of the other input can join them any more. An element whose
 // timestamp is below the operator's watermark is late: dropped, or sent to
 // the late side output. Elements need timestamps.
-func ProcessJoin[K, T1, T2, U any](j *IntervalJoined[K, T1, T2], name string, f ProcessJoinFunction[T1, T2, U], opts ...Option) *Stream[U] {
+func ProcessJoin[K, T1, T2, U any](j *IntervalJoined[K, T1, T2], name string, f func(ctx *JoinContext[U], left T1, right T2) error, opts ...Option) *Stream[U] {
+	return RichProcessJoin[K, T1, T2, U](j, name, processJoinFunc[T1, T2, U](f), opts...)
+}
+
+// RichProcessJoin is ProcessJoin with a function value (a
+// ProcessJoinFunction that may also be a RichFunction), copied for each
+// subtask.
+func RichProcessJoin[K, T1, T2, U any](j *IntervalJoined[K, T1, T2], name string, f ProcessJoinFunction[T1, T2, U], opts ...Option) *Stream[U] {
 	c := Connect[T1, T2](j.streams.left, j.streams.right)
 	lower, upper := j.lower, j.upper
 	if !j.lowerInclusive {

@@ -79,7 +79,7 @@ func setupJoin(t *testing.T, c joinConfig) *joinTest {
 		if c.lateTags {
 			j = j.SideOutputLeftLateData(leftLateTag).SideOutputRightLateData(rightLateTag)
 		}
-		out := runtime.ProcessJoin(j, "join", c.fn, runtime.UID("join"))
+		out := runtime.RichProcessJoin(j, "join", c.fn, runtime.UID("join"))
 		optest.Collect2(h, "", out)
 		if c.lateTags {
 			optest.Collect2(h, leftLateTag.ID, runtime.SideOutput(out, leftLateTag))

@@ -7,7 +7,10 @@
 // Of returns a WindowedStream configured by its methods (Trigger, Evictor,
 // AllowedLateness, SideOutputLateData, ElementCodec); the window functions
 // Reduce, Aggregate, Process and their *Process forms (which also get the
-// window) are functions, as Go methods cannot add type parameters.
+// window) are functions, as Go methods cannot add type parameters. They
+// take plain Go functions and infer their types; the Rich forms take a
+// ProcessWindowFunction value (with Open/Close or Clear), copied for each
+// subtask.
 //
 //	counts := window.AggregateProcess(
 //		window.Of(byUser, window.TumblingEventTime(10*time.Second)).

@@ -29,16 +29,24 @@ type CoGroupedStreams[K, T1, T2 any] struct {
 }
 
 // CoGroup groups first and second by key: key1 of a first element equal to
-// key2 of a second one (Flink's where/equalTo), encoded with codec.
-func CoGroup[K, T1, T2 any](first *runtime.Stream[T1], second *runtime.Stream[T2], keyName string, key1 func(T1) K, key2 func(T2) K, codec state.Codec[K]) *CoGroupedStreams[K, T1, T2] {
-	return &CoGroupedStreams[K, T1, T2]{first: first, second: second, keyName: keyName, key1: key1, key2: key2, codec: codec}
+// key2 of a second one (Flink's where/equalTo), encoded with
+// runtime.KeyCodec[K] (KeyCodec sets another).
+func CoGroup[K, T1, T2 any](first *runtime.Stream[T1], second *runtime.Stream[T2], keyName string, key1 func(T1) K, key2 func(T2) K) *CoGroupedStreams[K, T1, T2] {
+	return &CoGroupedStreams[K, T1, T2]{first: first, second: second, keyName: keyName, key1: key1, key2: key2, codec: runtime.KeyCodec[K]()}
+}
+
+// KeyCodec sets how the key is encoded (its key group, its bytes in
+// savepoints).
+func (c *CoGroupedStreams[K, T1, T2]) KeyCodec(codec state.Codec[K]) *CoGroupedStreams[K, T1, T2] {
+	c.codec = codec
+	return c
 }
 
 // Join is CoGroup for a join (Flink's JoinedStreams delegates to
 // CoGroupedStreams the same way): finish it with JoinApply or
 // FlatJoinApply.
-func Join[K, T1, T2 any](first *runtime.Stream[T1], second *runtime.Stream[T2], keyName string, key1 func(T1) K, key2 func(T2) K, codec state.Codec[K]) *CoGroupedStreams[K, T1, T2] {
-	return CoGroup(first, second, keyName, key1, key2, codec)
+func Join[K, T1, T2 any](first *runtime.Stream[T1], second *runtime.Stream[T2], keyName string, key1 func(T1) K, key2 func(T2) K) *CoGroupedStreams[K, T1, T2] {
+	return CoGroup(first, second, keyName, key1, key2)
 }
 
 // WindowedCoGroup is a coGroup or join with its windows.
@@ -91,11 +99,9 @@ type CoGroupFunction[T1, T2, U any] interface {
 	CoGroup(first []T1, second []T2, out runtime.Collector[U]) error
 }
 
-// CoGroupFunc adapts a plain function to CoGroupFunction.
-type CoGroupFunc[T1, T2, U any] func(first []T1, second []T2, out runtime.Collector[U]) error
+type coGroupFunc[T1, T2, U any] func(first []T1, second []T2, out runtime.Collector[U]) error
 
-// CoGroup calls f.
-func (f CoGroupFunc[T1, T2, U]) CoGroup(first []T1, second []T2, out runtime.Collector[U]) error {
+func (f coGroupFunc[T1, T2, U]) CoGroup(first []T1, second []T2, out runtime.Collector[U]) error {
 	return f(first, second, out)
 }
 
@@ -104,11 +110,9 @@ type JoinFunction[T1, T2, U any] interface {
 	Join(first T1, second T2) (U, error)
 }
 
-// JoinFunc adapts a plain function to JoinFunction.
-type JoinFunc[T1, T2, U any] func(first T1, second T2) (U, error)
+type joinFunc[T1, T2, U any] func(first T1, second T2) (U, error)
 
-// Join calls f.
-func (f JoinFunc[T1, T2, U]) Join(first T1, second T2) (U, error) { return f(first, second) }
+func (f joinFunc[T1, T2, U]) Join(first T1, second T2) (U, error) { return f(first, second) }
 
 // FlatJoinFunction joins one element of each input into any number of
 // records.
@@ -116,12 +120,27 @@ type FlatJoinFunction[T1, T2, U any] interface {
 	Join(first T1, second T2, out runtime.Collector[U]) error
 }
 
-// CoGroupApply runs f for every key and window that fires, as Flink's
+type flatJoinFunc[T1, T2, U any] func(first T1, second T2, out runtime.Collector[U]) error
+
+func (f flatJoinFunc[T1, T2, U]) Join(first T1, second T2, out runtime.Collector[U]) error {
+	return f(first, second, out)
+}
+
+// CoGroupApply, JoinApply and FlatJoinApply take plain functions whose
+// types they infer; RichCoGroupApply, RichJoinApply and RichFlatJoinApply
+// take function values (runtime.RichFunction too), copied per subtask.
+
+// CoGroupApply is RichCoGroupApply with a plain function.
+func CoGroupApply[K, T1, T2, U any](w *WindowedCoGroup[K, T1, T2], name string, f func(first []T1, second []T2, out runtime.Collector[U]) error, opts ...runtime.Option) *runtime.Stream[U] {
+	return RichCoGroupApply[K, T1, T2, U](w, name, coGroupFunc[T1, T2, U](f), opts...)
+}
+
+// RichCoGroupApply runs f for every key and window that fires, as Flink's
 // coGroup: both inputs are tagged (TaggedUnion), unioned, keyed and
 // windowed by one window operator called name, whose window contents hold
 // the tagged elements of both inputs; its output records carry the
 // window's max timestamp.
-func CoGroupApply[K, T1, T2, U any](w *WindowedCoGroup[K, T1, T2], name string, f CoGroupFunction[T1, T2, U], opts ...runtime.Option) *runtime.Stream[U] {
+func RichCoGroupApply[K, T1, T2, U any](w *WindowedCoGroup[K, T1, T2], name string, f CoGroupFunction[T1, T2, U], opts ...runtime.Option) *runtime.Stream[U] {
 	c := w.streams
 	one := runtime.Map(c.first, name+": input 1", func(v T1) (TaggedUnion[T1, T2], error) {
 		return TaggedUnion[T1, T2]{One: &v}, nil
@@ -146,7 +165,7 @@ func CoGroupApply[K, T1, T2, U any](w *WindowedCoGroup[K, T1, T2], name string, 
 	if w.lateness != 0 {
 		ws = ws.AllowedLateness(w.lateness)
 	}
-	return Process[K, TaggedUnion[T1, T2], U](ws, name, &coGroupWindowFunc[K, T1, T2, U]{name: name, f: f}, opts...)
+	return RichProcess[K, TaggedUnion[T1, T2], U](ws, name, &coGroupWindowFunc[K, T1, T2, U]{name: name, f: f}, opts...)
 }
 
 // coGroupWindowFunc is Flink's CoGroupWindowFunction: it splits a window's
@@ -195,14 +214,24 @@ func (c windowCollector[U]) Collect(v U) { c.ctx.Collect(v) }
 // JoinApply emits f(a, b) for every pair of elements of the two inputs in
 // the same key and window (Flink's JoinedStreams: a nested loop over the
 // coGroup's lists, first input outside).
-func JoinApply[K, T1, T2, U any](w *WindowedCoGroup[K, T1, T2], name string, f JoinFunction[T1, T2, U], opts ...runtime.Option) *runtime.Stream[U] {
-	return CoGroupApply[K, T1, T2, U](w, name, &joinCoGroup[T1, T2, U]{join: f}, opts...)
+func JoinApply[K, T1, T2, U any](w *WindowedCoGroup[K, T1, T2], name string, f func(first T1, second T2) (U, error), opts ...runtime.Option) *runtime.Stream[U] {
+	return RichJoinApply[K, T1, T2, U](w, name, joinFunc[T1, T2, U](f), opts...)
+}
+
+// RichJoinApply is JoinApply with a function value.
+func RichJoinApply[K, T1, T2, U any](w *WindowedCoGroup[K, T1, T2], name string, f JoinFunction[T1, T2, U], opts ...runtime.Option) *runtime.Stream[U] {
+	return RichCoGroupApply[K, T1, T2, U](w, name, &joinCoGroup[T1, T2, U]{join: f}, opts...)
 }
 
 // FlatJoinApply is JoinApply with a function that emits any number of
 // records per pair.
-func FlatJoinApply[K, T1, T2, U any](w *WindowedCoGroup[K, T1, T2], name string, f FlatJoinFunction[T1, T2, U], opts ...runtime.Option) *runtime.Stream[U] {
-	return CoGroupApply[K, T1, T2, U](w, name, &joinCoGroup[T1, T2, U]{flat: f}, opts...)
+func FlatJoinApply[K, T1, T2, U any](w *WindowedCoGroup[K, T1, T2], name string, f func(first T1, second T2, out runtime.Collector[U]) error, opts ...runtime.Option) *runtime.Stream[U] {
+	return RichFlatJoinApply[K, T1, T2, U](w, name, flatJoinFunc[T1, T2, U](f), opts...)
+}
+
+// RichFlatJoinApply is FlatJoinApply with a function value.
+func RichFlatJoinApply[K, T1, T2, U any](w *WindowedCoGroup[K, T1, T2], name string, f FlatJoinFunction[T1, T2, U], opts ...runtime.Option) *runtime.Stream[U] {
+	return RichCoGroupApply[K, T1, T2, U](w, name, &joinCoGroup[T1, T2, U]{flat: f}, opts...)
 }
 
 // joinCoGroup is Flink's JoinCoGroupFunction and FlatJoinCoGroupFunction.

@@ -9,7 +9,6 @@ import (
 
 	"streamdbg/runtime"
 	"streamdbg/runtime/window"
-	"streamdbg/state"
 )
 
 // tuple2 and tuple3 are Flink's Tuple2<String, Integer> and
@@ -92,8 +91,8 @@ func TestCoGroupJoinITCase(t *testing.T) {
 				s1 := runtime.FromSlice(job, "Source: 1", []tuple2{{"a", 0}, {"a", 1}, {"a", 2}, {"b", 3}, {"b", 4}, {"b", 5}, {"a", 6}, {"a", 7}, {"a", 8}}, ts, runtime.UID("source-1"))
 				s2 := runtime.FromSlice(job, "Source: 2", []tuple2{{"a", 0}, {"a", 1}, {"b", 3}, {"c", 6}, {"c", 7}, {"c", 8}}, ts, runtime.UID("source-2"))
 				var results []string
-				out := window.CoGroupApply(window.CoGroup(s1, s2, "f0", t2Key, t2Key, state.String).Window(window.TumblingEventTime(3*time.Millisecond)), "co-group",
-					window.CoGroupFunc[tuple2, tuple2, string](func(first, second []tuple2, out runtime.Collector[string]) error {
+				out := window.CoGroupApply(window.CoGroup(s1, s2, "f0", t2Key, t2Key).Window(window.TumblingEventTime(3*time.Millisecond)), "co-group",
+					func(first, second []tuple2, out runtime.Collector[string]) error {
 						s := "F:"
 						for _, v := range first {
 							s += v.String()
@@ -104,7 +103,7 @@ func TestCoGroupJoinITCase(t *testing.T) {
 						}
 						out.Collect(s)
 						return nil
-					}), runtime.UID("co-group"))
+					}, runtime.UID("co-group"))
 				collectStrings(out, &results)
 				runToEnd(t, job, backend)
 				expectSortedStrings(t, results, []string{"F:(a,0)(a,1)(a,2) S:(a,0)(a,1)", "F:(b,3)(b,4)(b,5) S:(b,3)", "F:(a,6)(a,7)(a,8) S:", "F: S:(c,6)(c,7)(c,8)"})
@@ -115,8 +114,8 @@ func TestCoGroupJoinITCase(t *testing.T) {
 				s2 := runtime.FromSlice(job, "Source: 2", []tuple3{{"a", "u", 0}, {"a", "w", 1}, {"b", "i", 3}, {"b", "k", 5}, {"a", "x", 6}, {"a", "z", 8}},
 					punctuated(func(v tuple3) int64 { return v.F2 }), runtime.UID("source-2"))
 				var results []string
-				out := window.JoinApply(window.Join(s1, s2, "f0", t3Key, t3Key, state.String).Window(window.TumblingEventTime(3*time.Millisecond)), "join",
-					window.JoinFunc[tuple3, tuple3, string](joinStrings), runtime.UID("join"))
+				out := window.JoinApply(window.Join(s1, s2, "f0", t3Key, t3Key).Window(window.TumblingEventTime(3*time.Millisecond)), "join",
+					joinStrings, runtime.UID("join"))
 				collectStrings(out, &results)
 				runToEnd(t, job, backend)
 				expectSortedStrings(t, results, []string{
@@ -128,8 +127,8 @@ func TestCoGroupJoinITCase(t *testing.T) {
 				job := runtime.NewJob("Self-Join Test")
 				s1 := source1Join(job)
 				var results []string
-				out := window.JoinApply(window.Join(s1, s1, "f0", t3Key, t3Key, state.String).Window(window.TumblingEventTime(3*time.Millisecond)), "join",
-					window.JoinFunc[tuple3, tuple3, string](joinStrings), runtime.UID("join"))
+				out := window.JoinApply(window.Join(s1, s1, "f0", t3Key, t3Key).Window(window.TumblingEventTime(3*time.Millisecond)), "join",
+					joinStrings, runtime.UID("join"))
 				collectStrings(out, &results)
 				runToEnd(t, job, backend)
 				expectSortedStrings(t, results, []string{
@@ -149,11 +148,11 @@ func TestCoGroupJoinITCase(t *testing.T) {
 					ts := punctuated(func(v tuple2) int64 { return v.F1 })
 					s1 := runtime.FromSlice(job, "Source: 1", []tuple2{{"a", 0}, {"b", 3}}, ts, runtime.UID("source-1"))
 					s2 := runtime.FromSlice(job, "Source: 2", []tuple2{{"a", 1}, {"b", 6}}, ts, runtime.UID("source-2"))
-					out := window.CoGroupApply(window.CoGroup(s1, s2, "f0", t2Key, t2Key, state.String).Window(window.TumblingEventTime(3*time.Millisecond)), "co-group",
-						window.CoGroupFunc[tuple2, tuple2, string](func(first, second []tuple2, out runtime.Collector[string]) error {
+					out := window.CoGroupApply(window.CoGroup(s1, s2, "f0", t2Key, t2Key).Window(window.TumblingEventTime(3*time.Millisecond)), "co-group",
+						func(first, second []tuple2, out runtime.Collector[string]) error {
 							out.Collect(fmt.Sprint(first, ":", second))
 							return nil
-						}), runtime.UID("co-group"))
+						}, runtime.UID("co-group"))
 					collectStrings(out, &results)
 					return job
 				}
@@ -210,7 +209,7 @@ func TestJoinedStreamsTest(t *testing.T) {
 		s1 := runtime.FromSlice(job, "Source: 1", []string{"a1", "a2", "a3"}, runtime.WatermarkStrategy[string]{}, runtime.UID("source-1"))
 		s2 := runtime.FromSlice(job, "Source: 2", []string{"a1", "a2"}, runtime.WatermarkStrategy[string]{}, runtime.UID("source-2"))
 		id := func(s string) string { return s }
-		return window.Join(s1, s2, "value", id, id, state.String).Window(window.TumblingEventTime(time.Millisecond)).AllowedLateness(lateness), s1, s2
+		return window.Join(s1, s2, "value", id, id).Window(window.TumblingEventTime(time.Millisecond)).AllowedLateness(lateness), s1, s2
 	}
 	t.Run("testSetAllowedLateness", func(t *testing.T) {
 		w, _, _ := newJoin(runtime.NewJob("lateness"))
@@ -229,11 +228,11 @@ func TestJoinedStreamsTest(t *testing.T) {
 				ts := punctuated(func(v tuple2) int64 { return v.F1 })
 				s1 := runtime.FromSlice(job, "Source: 1", []tuple2{{"a", 0}, {"z", 20}}, ts, runtime.UID("source-1"))
 				s2 := runtime.FromSlice(job, "Source: 2", []tuple2{{"z", 20}, {"a", 0}}, ts, runtime.UID("source-2"))
-				w := window.Join(s1, s2, "f0", t2Key, t2Key, state.String).Window(window.TumblingEventTime(time.Millisecond)).AllowedLateness(lateness)
+				w := window.Join(s1, s2, "f0", t2Key, t2Key).Window(window.TumblingEventTime(time.Millisecond)).AllowedLateness(lateness)
 				var results []string
-				collectStrings(window.JoinApply(w, "join", window.JoinFunc[tuple2, tuple2, string](func(a, b tuple2) (string, error) {
+				collectStrings(window.JoinApply(w, "join", func(a, b tuple2) (string, error) {
 					return a.String() + ":" + b.String(), nil
-				}), runtime.UID("join")), &results)
+				}, runtime.UID("join")), &results)
 				runToEnd(t, job, backend)
 				want := []string{"(z,20):(z,20)"}
 				if lateness > 0 {

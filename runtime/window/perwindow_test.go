@@ -86,7 +86,7 @@ func TestProcessWindowFunctionState(t *testing.T) {
 	backends(t, func(t *testing.T, backend string) {
 		s := spec{assigner: window.TumblingEventTime(2 * time.Second), lateness: time.Second}
 		c := &windowCase{t: t, h: windowHarness(t, backend, s, func(ws *window.WindowedStream[string, tup]) *runtime.Stream[string] {
-			return window.Process(ws, "window", firings{}, runtime.UID("window"))
+			return window.RichProcess(ws, "window", firings{}, runtime.UID("window"))
 		})}
 		first := state.WindowCodec.Append(nil, tw(0, 2000))
 		c.el("a", 1, 500)

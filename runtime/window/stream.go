@@ -128,16 +128,20 @@ type ProcessWindowFunction[K, IN, OUT any] interface {
 	Process(ctx *Context[OUT], key K, elements []IN) error
 }
 
-// ProcessFunc adapts a plain function to ProcessWindowFunction.
-type ProcessFunc[K, IN, OUT any] func(ctx *Context[OUT], key K, elements []IN) error
+// The constructors come in two forms, as runtime's: Process,
+// ReduceProcess and AggregateProcess take a plain function and infer its
+// types; RichProcess, RichReduceProcess and RichAggregateProcess take a
+// function value (a ProcessWindowFunction that may also be a
+// runtime.RichFunction, a WindowClearer), copied for each subtask.
 
-// Process calls f.
-func (f ProcessFunc[K, IN, OUT]) Process(ctx *Context[OUT], key K, elements []IN) error {
+type processFunc[K, IN, OUT any] func(ctx *Context[OUT], key K, elements []IN) error
+
+func (f processFunc[K, IN, OUT]) Process(ctx *Context[OUT], key K, elements []IN) error {
 	return f(ctx, key, elements)
 }
 
 func passThrough[K, V any]() ProcessWindowFunction[K, V, V] {
-	return ProcessFunc[K, V, V](func(ctx *Context[V], _ K, vs []V) error {
+	return processFunc[K, V, V](func(ctx *Context[V], _ K, vs []V) error {
 		for _, v := range vs {
 			ctx.Collect(v)
 		}
@@ -147,12 +151,17 @@ func passThrough[K, V any]() ProcessWindowFunction[K, V, V] {
 
 // Reduce folds each window's elements with reduce and emits the result.
 func Reduce[K, T any](ws *WindowedStream[K, T], name string, reduce func(a, b T) T, opts ...runtime.Option) *runtime.Stream[T] {
-	return ReduceProcess(ws, name, reduce, passThrough[K, T](), opts...)
+	return RichReduceProcess(ws, name, reduce, passThrough[K, T](), opts...)
 }
 
 // ReduceProcess folds each window's elements with reduce and hands the
-// result to pf with the window.
-func ReduceProcess[K, T, OUT any](ws *WindowedStream[K, T], name string, reduce func(a, b T) T, pf ProcessWindowFunction[K, T, OUT], opts ...runtime.Option) *runtime.Stream[OUT] {
+// result to f with the window.
+func ReduceProcess[K, T, OUT any](ws *WindowedStream[K, T], name string, reduce func(a, b T) T, f func(ctx *Context[OUT], key K, reduced []T) error, opts ...runtime.Option) *runtime.Stream[OUT] {
+	return RichReduceProcess[K, T, OUT](ws, name, reduce, processFunc[K, T, OUT](f), opts...)
+}
+
+// RichReduceProcess is ReduceProcess with a function value.
+func RichReduceProcess[K, T, OUT any](ws *WindowedStream[K, T], name string, reduce func(a, b T) T, pf ProcessWindowFunction[K, T, OUT], opts ...runtime.Option) *runtime.Stream[OUT] {
 	c := contents[T, T]{
 		desc: state.Reducing(ContentsState, ws.codec, reduce).Desc(),
 		add: func(t state.Table, ns []byte, v T) error {
@@ -189,12 +198,17 @@ func ReduceProcess[K, T, OUT any](ws *WindowedStream[K, T], name string, reduce 
 // Aggregate adds each window's elements to an accumulator of f (encoded
 // with acc) and emits f's result.
 func Aggregate[K, T, ACC, V any](ws *WindowedStream[K, T], name string, f state.AggregateFunction[T, ACC, V], acc state.Codec[ACC], opts ...runtime.Option) *runtime.Stream[V] {
-	return AggregateProcess(ws, name, f, acc, passThrough[K, V](), opts...)
+	return RichAggregateProcess(ws, name, f, acc, passThrough[K, V](), opts...)
 }
 
 // AggregateProcess aggregates each window's elements with f and hands the
-// result to pf with the window.
-func AggregateProcess[K, T, ACC, V, OUT any](ws *WindowedStream[K, T], name string, f state.AggregateFunction[T, ACC, V], acc state.Codec[ACC], pf ProcessWindowFunction[K, V, OUT], opts ...runtime.Option) *runtime.Stream[OUT] {
+// result to process with the window.
+func AggregateProcess[K, T, ACC, V, OUT any](ws *WindowedStream[K, T], name string, f state.AggregateFunction[T, ACC, V], acc state.Codec[ACC], process func(ctx *Context[OUT], key K, results []V) error, opts ...runtime.Option) *runtime.Stream[OUT] {
+	return RichAggregateProcess[K, T, ACC, V, OUT](ws, name, f, acc, processFunc[K, V, OUT](process), opts...)
+}
+
+// RichAggregateProcess is AggregateProcess with a function value.
+func RichAggregateProcess[K, T, ACC, V, OUT any](ws *WindowedStream[K, T], name string, f state.AggregateFunction[T, ACC, V], acc state.Codec[ACC], pf ProcessWindowFunction[K, V, OUT], opts ...runtime.Option) *runtime.Stream[OUT] {
 	c := contents[T, V]{
 		desc: state.Aggregating(ContentsState, acc, f).Desc(),
 		add: func(t state.Table, ns []byte, v T) error {
@@ -226,9 +240,14 @@ func AggregateProcess[K, T, ACC, V, OUT any](ws *WindowedStream[K, T], name stri
 	return build(ws, name, c, pf, opts)
 }
 
-// Process hands all elements of a window to pf when it fires; the window
+// Process hands all elements of a window to f when it fires; the window
 // keeps them in list state.
-func Process[K, T, OUT any](ws *WindowedStream[K, T], name string, pf ProcessWindowFunction[K, T, OUT], opts ...runtime.Option) *runtime.Stream[OUT] {
+func Process[K, T, OUT any](ws *WindowedStream[K, T], name string, f func(ctx *Context[OUT], key K, elements []T) error, opts ...runtime.Option) *runtime.Stream[OUT] {
+	return RichProcess[K, T, OUT](ws, name, processFunc[K, T, OUT](f), opts...)
+}
+
+// RichProcess is Process with a function value.
+func RichProcess[K, T, OUT any](ws *WindowedStream[K, T], name string, pf ProcessWindowFunction[K, T, OUT], opts ...runtime.Option) *runtime.Stream[OUT] {
 	c := contents[T, T]{
 		desc: state.List(ContentsState, ws.codec).Desc(),
 		add:  func(t state.Table, ns []byte, v T) error { return t.ListAppend(ns, v) },

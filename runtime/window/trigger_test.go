@@ -67,14 +67,14 @@ func runElems(t *testing.T, a window.Assigner, trig window.Trigger, ts bool, es 
 		ws.Trigger(trig)
 	}
 	var got []string
-	out := window.Process(ws, "window", window.ProcessFunc[string, elem, string](func(ctx *window.Context[string], k string, es []elem) error {
+	out := window.Process(ws, "window", func(ctx *window.Context[string], k string, es []elem) error {
 		var vs []string
 		for _, e := range es {
 			vs = append(vs, e.Val)
 		}
 		ctx.Collect(k + ":" + strings.Join(vs, ""))
 		return nil
-	}))
+	})
 	runtime.Sink(out, "out", func(s string) error { got = append(got, s); return nil })
 	if err := job.Err(); err != nil {
 		return nil, err

@@ -45,13 +45,13 @@ func (r *richSumReducer) Process(ctx *window.Context[tup], key string, es []tup)
 
 func richSumFn(closed *int) func(ws *window.WindowedStream[string, tup]) *runtime.Stream[tup] {
 	return func(ws *window.WindowedStream[string, tup]) *runtime.Stream[tup] {
-		return window.Process(ws, "window", &richSumReducer{closed: closed}, runtime.UID("window"))
+		return window.RichProcess(ws, "window", &richSumReducer{closed: closed}, runtime.UID("window"))
 	}
 }
 
 // sessionFn is SessionWindowFunction: "key-sum" with the window's bounds.
 func sessionFn(ws *window.WindowedStream[string, tup]) *runtime.Stream[tup3] {
-	return window.Process(ws, "window", window.ProcessFunc[string, tup, tup3](func(ctx *window.Context[tup3], key string, es []tup) error {
+	return window.Process(ws, "window", func(ctx *window.Context[tup3], key string, es []tup) error {
 		n := 0
 		for _, e := range es {
 			n += e.V
@@ -59,28 +59,28 @@ func sessionFn(ws *window.WindowedStream[string, tup]) *runtime.Stream[tup3] {
 		w := ctx.Window()
 		ctx.Collect(tup3{fmt.Sprintf("%s-%d", key, n), w.Start, w.End})
 		return nil
-	}), runtime.UID("window"))
+	}, runtime.UID("window"))
 }
 
 // reducedSessionFn is ReducedSessionWindowFunction over a reduce.
 func reducedSessionFn(ws *window.WindowedStream[string, tup]) *runtime.Stream[tup3] {
-	return window.ReduceProcess(ws, "window", sum, window.ProcessFunc[string, tup, tup3](func(ctx *window.Context[tup3], key string, vs []tup) error {
+	return window.ReduceProcess(ws, "window", sum, func(ctx *window.Context[tup3], key string, vs []tup) error {
 		w := ctx.Window()
 		for _, v := range vs {
 			ctx.Collect(tup3{fmt.Sprintf("%s-%d", key, v.V), w.Start, w.End})
 		}
 		return nil
-	}), runtime.UID("window"))
+	}, runtime.UID("window"))
 }
 
 // passThroughFn is PassThroughFunction: every element of the window.
 func passThroughFn(ws *window.WindowedStream[string, tup]) *runtime.Stream[tup] {
-	return window.Process(ws, "window", window.ProcessFunc[string, tup, tup](func(ctx *window.Context[tup], _ string, es []tup) error {
+	return window.Process(ws, "window", func(ctx *window.Context[tup], _ string, es []tup) error {
 		for _, e := range es {
 			ctx.Collect(e)
 		}
 		return nil
-	}), runtime.UID("window"))
+	}, runtime.UID("window"))
 }
 
 // pointSessions is Flink's PointSessionWindows: elements with value 33 get
@@ -803,14 +803,14 @@ func TestWindowOperatorTest(t *testing.T) {
 			s := spec{assigner: window.TumblingEventTime(2 * time.Second), trigger: eventTimeTriggerAccumGC{100}, lateness: 100 * time.Millisecond}
 			backends(t, func(t *testing.T, backend string) {
 				c := &windowCase{t: t, h: windowHarness(t, backend, s, func(ws *window.WindowedStream[string, tup]) *runtime.Stream[string] {
-					return window.Process(ws, "window", window.ProcessFunc[string, tup, string](func(ctx *window.Context[string], _ string, es []tup) error {
+					return window.Process(ws, "window", func(ctx *window.Context[string], _ string, es []tup) error {
 						parts := make([]string, len(es))
 						for i, e := range es {
 							parts[i] = e.String()
 						}
 						ctx.Collect("GOT: " + strings.Join(parts, ","))
 						return nil
-					}), runtime.UID("window"))
+					}, runtime.UID("window"))
 				})}
 				cleanupTimer(c, 1599, 1999, 2100, 5000)
 				c.expect(optest.WM(1599), optest.Rec("GOT: (key2,1)", 1999), optest.WM(1999), optest.WM(2100), optest.WM(5000))
@@ -877,9 +877,9 @@ func TestWindowOperatorTest(t *testing.T) {
 				c.check()
 			}, func(ws *window.WindowedStream[string, tup]) *runtime.Stream[tup] {
 				// EmptyReturnFunction: emits nothing
-				return window.Process(ws, "window", window.ProcessFunc[string, tup, tup](func(*window.Context[tup], string, []tup) error {
+				return window.Process(ws, "window", func(*window.Context[tup], string, []tup) error {
 					return nil
-				}), runtime.UID("window"))
+				}, runtime.UID("window"))
 			})
 		},
 	})

@@ -253,20 +253,20 @@ func newJob(t *testing.T, d *datadriven.TestData, evs []runtime.SourceEvent[elem
 	switch arg("fn", "count") {
 	case "count":
 		out = window.AggregateProcess(ws, "window", counter{}, state.Int64,
-			window.ProcessFunc[string, int64, string](func(ctx *window.Context[string], k string, n []int64) error {
+			func(ctx *window.Context[string], k string, n []int64) error {
 				ctx.Collect(fmt.Sprintf("%s %s count=%d", k, fmtWindow(ctx.Window()), n[0]))
 				return nil
-			}), runtime.UID("window"))
+			}, runtime.UID("window"))
 	case "list":
 		out = window.Process(ws, "window",
-			window.ProcessFunc[string, elem, string](func(ctx *window.Context[string], k string, es []elem) error {
+			func(ctx *window.Context[string], k string, es []elem) error {
 				vs := make([]string, len(es))
 				for i, e := range es {
 					vs[i] = e.Val + "@" + fmtMS(e.TS)
 				}
 				ctx.Collect(fmt.Sprintf("%s %s [%s]", k, fmtWindow(ctx.Window()), strings.Join(vs, " ")))
 				return nil
-			}), runtime.UID("window"))
+			}, runtime.UID("window"))
 	case "reduce":
 		r := window.Reduce(ws, "window", func(a, b elem) elem { return elem{Key: a.Key, Val: a.Val + b.Val, TS: max(a.TS, b.TS)} }, runtime.UID("window"))
 		out = runtime.Map(r, "show", func(e elem) (string, error) { return fmtVal(e), nil }, runtime.UID("show"))
