@@ -6,6 +6,7 @@ import (
 	"iter"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -387,7 +388,7 @@ func timerServiceCases(t *testing.T, backend string, groups state.KeyGroupRange,
 			k := keyIn(g, 128, 0)
 			h.registerEvent(k, "ns", 1)
 			outside := keyIn(state.KeyGroupRange{Start: 0, End: 6}, 128, 0)
-			if _, err := h.svc.event.Add(h.timer(outside, "ns", 1)); err == nil {
+			if _, err := h.svc.event.Add(h.timer(outside, "ns", 1)); err == nil || !strings.Contains(err.Error(), "key group 1 outside") || !strings.Contains(err.Error(), "7–21") {
 				t.Fatalf("a timer of key group %d was accepted by a service of groups %s", state.KeyGroupFor(state.Int64.Append(nil, outside), 128), g)
 			}
 		},

@@ -87,7 +87,7 @@ func TestDiffLiveAgainstSavepoint(t *testing.T) {
 	if summary == nil || summary[6] != fmt.Sprintf("%d changed, 1 added, 0 removed", len(want)-1) {
 		t.Fatalf("summary %v", summary)
 	}
-	if _, err := s.Execute(ctx, "diff"); err == nil {
-		t.Fatal("diff without a directory")
+	if _, err := s.Execute(ctx, "diff"); err == nil || !strings.Contains(err.Error(), "diff: which savepoint directory?") {
+		t.Fatalf("diff without a directory: %v", err)
 	}
 }
