@@ -77,3 +77,31 @@ func TestSeveralSources(t *testing.T) {
 		t.Fatal("not finished with every source closed or at its end")
 	}
 }
+
+// TestParallelSourceTakenOver: a taken-over source of parallelism 3 reads
+// what the test pushes in its subtask 0; the others are idle, so they hold
+// no watermark back: the test's watermark fires event-time timers
+// downstream, and Close ends every subtask's input.
+func TestParallelSourceTakenOver(t *testing.T) {
+	job := rt.NewJob("parallel source")
+	src := rt.FromSource(job, "in", func() rt.Source[Reading] { return emptySource[Reading]{} },
+		rt.WatermarkStrategy[Reading]{Timestamp: func(r Reading) (int64, error) { return r.TS, nil }}, rt.UID("in"), rt.Parallelism(3))
+	out := rt.RichProcess(rt.KeyBy(src, "sensor", func(r Reading) string { return r.Sensor }), "alarm", &alarm{}, rt.UID("alarm"), rt.Parallelism(2))
+	rt.JSONSink(out, "out", rt.UID("out"), rt.Parallelism(1))
+	d := streamdbgtest.New(t, job)
+	in := streamdbgtest.Input[Reading](d, "in")
+	alarms := streamdbgtest.Output[string](d, "out")
+	in.Push(Reading{"s1", 4, 100})
+	in.Push(Reading{"s2", 9, 101})
+	in.Watermark(time.UnixMilli(110))
+	alarms.ExpectInOrder("max s1 4 @110")
+	in.Close()
+	alarms.ExpectAnyOrder("max s2 9 @111")
+	if !d.Session().Finished() {
+		t.Fatal("not finished after Close")
+	}
+}
+
+type emptySource[T any] struct{}
+
+func (emptySource[T]) Next() (rt.SourceEvent[T], bool, error) { return rt.SourceEvent[T]{}, false, nil }
