@@ -188,6 +188,28 @@ func (it *blockIter) decodeAt(off int, prevHandle bool) bool {
 	return true
 }
 
+// nextData decodes the entry after the current one of a data block (no
+// delta-encoded values, no handles): decodeAt's common case, kept small so
+// that a scan's step is cheap. It falls back to decodeAt for multi-byte
+// varints and for every error.
+func (it *blockIter) nextData() bool {
+	d := it.b.data[:it.b.restarts]
+	p := it.nxt
+	if p+3 > len(d) || d[p]|d[p+1]|d[p+2] >= 0x80 || it.deltaValue {
+		return it.decodeAt(p, true)
+	}
+	shared, nonShared, valLen := int(d[p]), int(d[p+1]), int(d[p+2])
+	q := p + 3
+	if shared > len(it.key) || nonShared+valLen > len(d)-q {
+		return it.decodeAt(p, true)
+	}
+	it.key = append(it.key[:shared], d[q:q+nonShared]...)
+	q += nonShared
+	it.val = d[q : q+valLen : q+valLen]
+	it.cur, it.nxt = p, q+valLen
+	return true
+}
+
 func (it *blockIter) first() bool {
 	it.key = it.key[:0]
 	if it.b.numRestarts == 0 {

@@ -29,15 +29,17 @@ func maskCRC(c uint32) uint32 { return (c>>15 | c<<17) + 0xa282ead8 }
 func blockChecksum(typ byte, data []byte, last byte) uint32 {
 	switch typ {
 	case checksumCRC32C:
-		c := crc32.Update(0, castagnoli, data)
-		c = crc32.Update(c, castagnoli, []byte{last})
-		return maskCRC(c)
+		c := ^crc32.Update(0, castagnoli, data)
+		c = castagnoli[byte(c)^last] ^ c>>8 // one more byte, without a slice that escapes
+		return maskCRC(^c)
 	case checksumXXHash:
 		return xxh32Last(data, last)
 	case checksumXXHash64:
-		d := xxhash.New()
+		var d xxhash.Digest
+		d.Reset()
 		d.Write(data)
-		d.Write([]byte{last})
+		one := [1]byte{last}
+		d.Write(one[:])
 		return uint32(d.Sum64())
 	case checksumXXH3:
 		return uint32(xxh3.Hash(data)) ^ uint32(last)*0x6b9083d9

@@ -216,12 +216,13 @@ func (db *DB) NewIter(cf *ColumnFamily, o IterOptions) (*Iter, error) {
 			tombs = append(tombs, t.tombstones...)
 		}
 		if level == 0 || !disjoint(live) {
-			for _, t := range tables {
-				it.children = append(it.children, &child{it: newTableIter(t, it.upper, o.Trace)})
+			// Each file on its own: a level of one file.
+			for i := range tables {
+				it.children = append(it.children, &child{levelIter: levelIter{files: live[i : i+1], tables: tables[i : i+1], upper: it.upper, trace: o.Trace}})
 			}
 			continue
 		}
-		it.children = append(it.children, &child{it: &levelIter{files: live, tables: tables, upper: it.upper, trace: o.Trace}})
+		it.children = append(it.children, &child{levelIter: levelIter{files: live, tables: tables, upper: it.upper, trace: o.Trace}})
 	}
 	it.tombs = fragment(tombs)
 	return it, nil
@@ -262,7 +263,7 @@ func (db *DB) Plan(cf *ColumnFamily, lower, upper []byte) ([]BlockRef, error) {
 
 // plan walks the index from lower and lists the data blocks up to upper.
 func (t *Table) plan(lower, upper []byte) ([]BlockRef, error) {
-	it := newTableIter(t, upper, nil)
+	it := newTableIter(t, upper, nil, nil)
 	var out []BlockRef
 	it.top.init(t.index)
 	var ok bool
@@ -321,6 +322,7 @@ type levelIter struct {
 	i      int
 	cur    *tableIter
 	base   uint64 // blocks loaded by the level's earlier table iterators
+	pf     prefetch
 	err    error
 }
 
@@ -336,7 +338,7 @@ func (l *levelIter) open(i int) {
 		if l.cur != nil {
 			l.base += l.cur.loads + 1
 		}
-		l.cur = newTableIter(l.tables[i], l.upper, l.trace)
+		l.cur = newTableIter(l.tables[i], l.upper, l.trace, &l.pf)
 	}
 }
 
@@ -465,6 +467,7 @@ type Iter struct {
 	merge    MergeOperator
 	children []*child
 	heap     []*child
+	limit    []byte // see setLimit
 	tombs    fragments
 
 	key    []byte
@@ -486,10 +489,10 @@ func (it *Iter) First() bool {
 	it.err = nil
 	it.heap = it.heap[:0]
 	for _, c := range it.children {
-		if c.it.first() {
-			c.key = c.it.key()
+		if c.first() {
+			c.key = c.levelIter.key()
 			it.heap = append(it.heap, c)
-		} else if err := c.it.error(); err != nil {
+		} else if err := c.error(); err != nil {
 			it.err = err
 			it.ok = false
 			return false
@@ -507,10 +510,10 @@ func (it *Iter) SeekGE(key []byte) bool {
 	it.err = nil
 	it.heap = it.heap[:0]
 	for _, c := range it.children {
-		if c.it.seekGE(key) {
-			c.key = c.it.key()
+		if c.seekGE(key) {
+			c.key = c.levelIter.key()
 			it.heap = append(it.heap, c)
-		} else if err := c.it.error(); err != nil {
+		} else if err := c.error(); err != nil {
 			it.err = err
 			it.ok = false
 			return false
@@ -533,10 +536,28 @@ func (it *Iter) Key() []byte   { return it.key }
 func (it *Iter) Value() []byte { return it.val }
 func (it *Iter) Err() error    { return it.err }
 
-// child is one input of the merge with its current internal key.
+// child is one input of the merge: the files of one level ≥ 1, or one L0
+// file (a level of one file), with its current internal key.
 type child struct {
-	it  internalIter
+	levelIter
 	key []byte
+}
+
+// next moves the child on and sets its key.
+func (c *child) next() bool {
+	t := c.cur
+	if t == nil {
+		return false
+	}
+	if t.next() {
+		c.key = t.key()
+		return true
+	}
+	if !c.skipEmpty(false) {
+		return false
+	}
+	c.key = c.cur.key()
+	return true
 }
 
 func less(a, b *child) bool { return compareInternal(a.key, b.key) < 0 }
@@ -544,6 +565,25 @@ func less(a, b *child) bool { return compareInternal(a.key, b.key) < 0 }
 func (it *Iter) initHeap() {
 	for i := len(it.heap)/2 - 1; i >= 0; i-- {
 		it.down(i)
+	}
+	it.setLimit()
+}
+
+// setLimit records the internal key of the smallest child but the top one
+// (nil when the top is alone). While the top child's user key stays below
+// it, the top stays the top and no other child holds its user key: a step
+// of the top child then costs one comparison. INVARIANT: limit is the key
+// of a child that is not the top, and a child's key changes only when it
+// moves, which only the top does.
+func (it *Iter) setLimit() {
+	h := it.heap
+	switch {
+	case len(h) < 2:
+		it.limit = nil
+	case len(h) == 2 || less(h[1], h[2]):
+		it.limit = h[1].key
+	default:
+		it.limit = h[2].key
 	}
 }
 
@@ -569,14 +609,15 @@ func (it *Iter) down(i int) {
 // advanceTop moves the smallest child on and restores the heap.
 func (it *Iter) advanceTop() bool {
 	c := it.heap[0]
-	if c.it.next() {
-		c.key = c.it.key()
-		if len(it.heap) > 1 {
-			it.down(0)
+	if c.next() {
+		if it.limit == nil || bytes.Compare(userKey(c.key), userKey(it.limit)) < 0 {
+			return true
 		}
+		it.down(0)
+		it.setLimit()
 		return true
 	}
-	if err := c.it.error(); err != nil {
+	if err := c.error(); err != nil {
 		it.err = err
 		return false
 	}
@@ -584,6 +625,7 @@ func (it *Iter) advanceTop() bool {
 	it.heap[0] = it.heap[last]
 	it.heap = it.heap[:last]
 	it.down(0)
+	it.setLimit()
 	return true
 }
 
@@ -618,10 +660,10 @@ func (it *Iter) findNext() bool {
 				} else {
 					switch typ {
 					case typeValue:
-						base, lender, lenderGen = c.it.value(), c, c.it.gen()
+						base, lender, lenderGen = c.value(), c, c.gen()
 						hasBase, done = true, true
 					case typeMerge:
-						it.opBuf = append(it.opBuf, c.it.value()...)
+						it.opBuf = append(it.opBuf, c.value()...)
 						it.opEnd = append(it.opEnd, len(it.opBuf))
 					case typeDeletion, typeSingleDeletion, typeDeletionWithTimestamp:
 						done = true
@@ -640,7 +682,7 @@ func (it *Iter) findNext() bool {
 			if !it.advanceTop() {
 				return false
 			}
-			if lender != nil && lender.it.gen() != lenderGen {
+			if lender != nil && lender.gen() != lenderGen {
 				it.base = append(it.base[:0], base...)
 				base, lender = it.base, nil
 			}
@@ -676,13 +718,8 @@ func (it *Iter) findNext() bool {
 }
 
 func (it *Iter) childName(c *child) string {
-	switch x := c.it.(type) {
-	case *tableIter:
-		return x.t.name
-	case *levelIter:
-		if x.cur != nil {
-			return x.cur.t.name
-		}
+	if c.cur != nil {
+		return c.cur.t.name
 	}
 	return "table"
 }

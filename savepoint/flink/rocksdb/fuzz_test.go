@@ -60,7 +60,7 @@ func FuzzBlock(f *testing.F) {
 			f.Fatal(err)
 		}
 		f.Add(t.index.data, byte(0))
-		it := newTableIter(t, nil, nil)
+		it := newTableIter(t, nil, nil, new(prefetch))
 		if it.first() {
 			f.Add(it.data.b.data, byte(1))
 		}
@@ -107,7 +107,7 @@ func FuzzTable(f *testing.F) {
 			if err != nil {
 				return
 			}
-			it := newTableIter(tb, nil, nil)
+			it := newTableIter(tb, nil, nil, new(prefetch))
 			steps := 0
 			for ok := it.first(); ok; ok = it.next() {
 				if steps++; steps > len(data) {
@@ -117,7 +117,7 @@ func FuzzTable(f *testing.F) {
 			if err = it.error(); err != nil {
 				return
 			}
-			it = newTableIter(tb, []byte("key030"), nil)
+			it = newTableIter(tb, []byte("key030"), nil, new(prefetch))
 			it.seekGE([]byte("key010"))
 			err = it.error()
 		})

@@ -26,22 +26,6 @@ func trailer(ik []byte) uint64 { return le64(ik[len(ik)-8:]) }
 
 func identity(k []byte) []byte { return k }
 
-// internalIter is what the merging iterator merges: one table (an L0 file)
-// or one level of non-overlapping tables.
-type internalIter interface {
-	seekGE(ukey []byte) bool
-	first() bool
-	next() bool
-	valid() bool
-	key() []byte // internal key, with the table's global sequence number applied
-	value() []byte
-	error() error
-	// gen counts the data blocks loaded. A value stays valid until the
-	// iterator has loaded two more blocks (its buffers alternate), so a
-	// caller holding one copies it when gen moves.
-	gen() uint64
-}
-
 // tableIter iterates the entries of one table: a two-level iteration over
 // the index (or, partitioned, over the top-level index and its partitions)
 // and the data blocks.
@@ -57,6 +41,7 @@ type tableIter struct {
 	data    blockIter
 	dataDec [2][]byte
 	ra      readahead
+	pf      *prefetch // nil: no reading ahead
 	loads   uint64
 	// Offsets of the last data block and partition loaded since the last
 	// positioning: blocks follow one another, so an index that points back
@@ -68,8 +53,8 @@ type tableIter struct {
 	ok                 bool
 }
 
-func newTableIter(t *Table, upper []byte, trace func(BlockRef)) *tableIter {
-	it := &tableIter{t: t, upper: upper, trace: trace, lastData: -1, lastPart: -1}
+func newTableIter(t *Table, upper []byte, trace func(BlockRef), pf *prefetch) *tableIter {
+	it := &tableIter{t: t, upper: upper, trace: trace, pf: pf, lastData: -1, lastPart: -1}
 	it.top.index, it.top.deltaValue, it.top.firstKey = true, t.deltaValues, t.firstKey
 	it.part.index, it.part.deltaValue, it.part.firstKey = true, t.deltaValues, t.firstKey
 	return it
@@ -136,8 +121,13 @@ func (it *tableIter) loadData() bool {
 	if it.trace != nil {
 		it.trace(BlockRef{File: it.t.name, Kind: "data", Offset: h.offset, Size: h.size})
 	}
+	if b, ok := it.prefetched(h); ok {
+		it.loads++
+		it.data.init(b)
+		return true
+	}
 	// Alternate buffers: the previous block stays valid while this one is
-	// read (see internalIter.gen).
+	// read (see gen).
 	i := it.loads & 1
 	b, err := it.t.readBlock(h, "data", nil, &it.dataDec[i], &it.ra)
 	if err != nil {
@@ -145,6 +135,10 @@ func (it *tableIter) loadData() bool {
 	}
 	it.loads++
 	it.data.init(b)
+	if it.pf != nil {
+		it.pf.loaded()
+		it.startPrefetch()
+	}
 	return true
 }
 
@@ -281,17 +275,27 @@ func (it *tableIter) next() bool {
 	if !it.ok {
 		return false
 	}
-	it.data.next()
+	d := &it.data
+	if d.nxt >= d.b.restarts {
+		d.cur = d.b.restarts // the block is done
+	} else if d.nextData() && len(d.key) >= 8 {
+		return true
+	}
 	return it.settle()
 }
 
 func (it *tableIter) valid() bool { return it.ok }
 
 func (it *tableIter) key() []byte {
-	k := it.data.key
 	if !it.t.hasGlobalSeq {
-		return k
+		return it.data.key
 	}
+	return it.globalKey()
+}
+
+// globalKey is the current key with the table's global sequence number.
+func (it *tableIter) globalKey() []byte {
+	k := it.data.key
 	it.keyBuf = append(it.keyBuf[:0], k...)
 	tr := trailer(k)&0xff | it.t.globalSeq<<8
 	binary.LittleEndian.PutUint64(it.keyBuf[len(it.keyBuf)-8:], tr)
@@ -299,12 +303,19 @@ func (it *tableIter) key() []byte {
 }
 
 func (it *tableIter) value() []byte { return it.data.val }
-func (it *tableIter) gen() uint64   { return it.loads }
+
+// gen counts the data blocks loaded. A value stays valid until the
+// iterator has loaded two more blocks (its buffers alternate), so a caller
+// holding one copies it when gen moves.
+func (it *tableIter) gen() uint64 { return it.loads }
 
 // resetReadahead starts a new positioning: exact reads again, and any
 // block may come first.
 func (it *tableIter) resetReadahead() {
 	it.ra.reset()
+	if it.pf != nil {
+		it.pf.reset()
+	}
 	it.lastData, it.lastPart = -1, -1
 }
 func (it *tableIter) error() error { return it.err }

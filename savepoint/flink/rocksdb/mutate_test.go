@@ -34,11 +34,11 @@ func TestMutatedTables(t *testing.T) {
 		go func() {
 			tb, err := OpenTable(&BytesFile{"mutated.sst", b}, 0)
 			if err == nil {
-				it := newTableIter(tb, nil, nil)
+				it := newTableIter(tb, nil, nil, new(prefetch))
 				for ok := it.first(); ok; ok = it.next() {
 				}
 				if err = it.error(); err == nil {
-					it = newTableIter(tb, []byte("key030"), nil)
+					it = newTableIter(tb, []byte("key030"), nil, new(prefetch))
 					it.seekGE([]byte("key010"))
 					err = it.error()
 				}

@@ -48,7 +48,7 @@ func TestSampleTablesOpenAndScan(t *testing.T) {
 		}
 		versions[tb.FormatVersion()]++
 		checksums[tb.footer.checksum]++
-		it := newTableIter(tb, nil, nil)
+		it := newTableIter(tb, nil, nil, new(prefetch))
 		n := 0
 		var prev []byte
 		for ok := it.first(); ok; ok = it.next() {

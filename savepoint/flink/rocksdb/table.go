@@ -350,6 +350,13 @@ func (t *Table) readBlock(h blockHandle, kind string, raw, dec *[]byte, ra *read
 	if err != nil {
 		return block{}, &Error{File: t.name, Offset: int64(h.offset), Msg: fmt.Sprintf("reading the %s block: %v", kind, err), Err: err}
 	}
+	return t.decodeBlock(h, kind, b, dec)
+}
+
+// decodeBlock verifies, decompresses (into dec when set) and parses the
+// bytes b of the block at h, its trailer included.
+func (t *Table) decodeBlock(h blockHandle, kind string, b []byte, dec *[]byte) (block, error) {
+	var err error
 	data, typ := b[:h.size], b[h.size]
 	if t.footer.checksum != checksumNone {
 		stored := le32(b[h.size+1:]) - contextModifier(t.footer.baseContext, h.offset)

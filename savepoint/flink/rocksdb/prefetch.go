@@ -1,0 +1,238 @@
+package rocksdb
+
+import "io"
+
+// A sequential scan loads its data blocks a few batches ahead on other
+// goroutines: one read of a batch's bytes, then every block's checksum
+// verified, decompressed and parsed, while the iterator decodes and merges
+// the entries of the batches before it. The iterator still walks its own
+// index and checks every handle as before; a batch only supplies the bytes
+// of blocks it would read anyway. Whatever a batch could not load (a read
+// error, a checksum mismatch, a handle that does not match) is read again
+// the ordinary way, which reports it exactly as without batches.
+//
+// INVARIANT: a batch holds only blocks the iterator will read next: the
+// index entries after the last one scheduled, up to the iterator's upper
+// bound (the block whose index key reaches the bound is the last) and the
+// end of the current index partition, contiguous in the file. Reading
+// ahead starts only after three block loads since the last positioning, so
+// a point lookup never reads ahead.
+//
+// INVARIANT: a slot is written by at most one loader at a time, and is
+// refilled only when it is neither queued nor being served and at least two
+// blocks have been loaded since it served its last one: a value stays valid
+// while its iterator loads two more blocks (see gen).
+//
+// A loader never blocks: it loads its batch and exits, so an iterator
+// dropped mid-scan leaves no goroutine behind.
+
+const (
+	prefetchAhead  = 3 // batches loading ahead of the one being served
+	prefetchSlots  = prefetchAhead + 2
+	prefetchMin    = 64 << 10 // the first batch after a positioning
+	prefetchBlocks = 256      // blocks per batch at most
+)
+
+type prefetchBlock struct {
+	h   blockHandle
+	b   block
+	err error
+}
+
+type prefetchSlot struct {
+	handles []blockHandle
+	blocks  []prefetchBlock // set by the loader
+	raw     []byte
+	dec     [][]byte
+	wait    chan struct{} // closed when the loader is done; nil before the first
+	busy    bool          // queued or being served
+	served  uint64        // prefetch.loads when it served its last block
+}
+
+// prefetch is the reading ahead of the tables of one merge input (a level,
+// or one L0 file): its slots outlive each table's iterator, so a scan over
+// many files reuses the same buffers.
+type prefetch struct {
+	slots    [prefetchSlots]prefetchSlot
+	cur      *prefetchSlot // being served
+	pos      int           // next block of cur
+	queue    []*prefetchSlot
+	ahead    blockIter // index walker at the last handle scheduled
+	aheadOK  bool
+	lastOff  uint64 // offset of the last handle scheduled
+	window   int
+	seqLoads int    // data blocks loaded since the last positioning
+	loads    uint64 // data blocks loaded, ever
+}
+
+// reset stops reading ahead (a new positioning). Loaders still running
+// finish into their slots, which are waited for before reuse.
+func (p *prefetch) reset() {
+	if p.cur != nil {
+		p.cur.busy = false
+		p.cur = nil
+	}
+	for _, sl := range p.queue {
+		sl.busy = false
+	}
+	p.queue = p.queue[:0]
+	p.pos = 0
+	p.aheadOK = false
+	p.seqLoads = 0
+}
+
+// loaded counts a block loaded the ordinary way.
+func (p *prefetch) loaded() {
+	p.loads++
+	p.seqLoads++
+}
+
+// prefetched returns the block at h if the batches hold it, moving to the
+// next batch (and launching more) when the current one is used up.
+func (it *tableIter) prefetched(h blockHandle) (block, bool) {
+	p := it.pf
+	if p == nil {
+		return block{}, false
+	}
+	for {
+		if c := p.cur; c != nil {
+			if p.pos < len(c.blocks) {
+				pb := &c.blocks[p.pos]
+				if pb.h != h || pb.err != nil {
+					p.reset()
+					return block{}, false
+				}
+				p.pos++
+				p.loads++
+				p.seqLoads++
+				c.served = p.loads
+				return pb.b, true
+			}
+			c.busy = false
+			p.cur = nil
+			if p.pos < len(c.handles) {
+				// The loader stopped early (an error): read the rest the
+				// ordinary way.
+				p.reset()
+				return block{}, false
+			}
+		}
+		if len(p.queue) == 0 {
+			return block{}, false
+		}
+		next := p.queue[0]
+		<-next.wait
+		p.cur, p.pos = next, 0
+		p.queue = append(p.queue[:0], p.queue[1:]...)
+		it.launch()
+	}
+}
+
+// startPrefetch is called after a data block was read the ordinary way:
+// from the third load since the last positioning on, it starts reading
+// ahead from the index entry of that block.
+func (it *tableIter) startPrefetch() {
+	p := it.pf
+	if p == nil || p.seqLoads < 3 || len(p.queue) > 0 || p.cur != nil || noPrefetch {
+		return
+	}
+	ix := it.idx()
+	p.ahead = *ix
+	p.ahead.key = append(p.ahead.key[:0:0], ix.key...)
+	p.aheadOK = ix.err == nil
+	p.lastOff = ix.handle.offset
+	p.window = prefetchMin
+	it.launch()
+}
+
+// launch starts loaders for the next batches, while slots are free.
+func (it *tableIter) launch() {
+	p := it.pf
+	for p.aheadOK && len(p.queue) < prefetchAhead {
+		var sl *prefetchSlot
+		for i := range p.slots {
+			if s := &p.slots[i]; !s.busy && p.loads >= s.served+2 {
+				sl = s
+				break
+			}
+		}
+		if sl == nil {
+			return // a slot frees up when the next batch is taken
+		}
+		if sl.wait != nil {
+			<-sl.wait // the loader of an abandoned batch may still be writing
+		}
+		if !it.schedule(sl) {
+			return
+		}
+		sl.busy = true
+		sl.blocks = sl.blocks[:0]
+		sl.wait = make(chan struct{})
+		p.queue = append(p.queue, sl)
+		go it.t.loadBatch(sl)
+	}
+}
+
+// schedule walks the index on from the last handle scheduled and fills the
+// slot's handles with one window's worth of contiguous blocks.
+func (it *tableIter) schedule(sl *prefetchSlot) bool {
+	p := it.pf
+	sl.handles = sl.handles[:0]
+	size := 0
+	var end uint64
+	for size < p.window && len(sl.handles) < prefetchBlocks {
+		if it.pastUpper(&p.ahead) || !p.ahead.next() {
+			p.aheadOK = false
+			break
+		}
+		h := p.ahead.handle
+		if h.offset <= p.lastOff || h.size > maxBlockSize || h.offset > uint64(it.t.size) || h.size+blockTrailerLen > uint64(it.t.size)-h.offset ||
+			len(sl.handles) > 0 && h.offset != end {
+			// A bad handle (the iterator reports it when it gets there),
+			// or a gap between blocks, which RocksDB does not write:
+			// the rest is read the ordinary way.
+			p.aheadOK = false
+			break
+		}
+		sl.handles = append(sl.handles, h)
+		p.lastOff = h.offset
+		end = h.offset + h.size + blockTrailerLen
+		size += int(h.size) + blockTrailerLen
+	}
+	if p.ahead.err != nil {
+		p.aheadOK = false
+	}
+	p.window = min(p.window*2, readaheadMax)
+	return len(sl.handles) > 0
+}
+
+// loadBatch reads the blocks of a slot's handles (contiguous) with one read
+// and verifies, decompresses and parses each. It runs on its own goroutine
+// and touches only the slot and the table's immutable fields.
+func (t *Table) loadBatch(sl *prefetchSlot) {
+	defer close(sl.wait)
+	hs := sl.handles
+	start := hs[0].offset
+	last := hs[len(hs)-1]
+	n := int(last.offset + last.size + blockTrailerLen - start)
+	if cap(sl.raw) < n {
+		sl.raw = make([]byte, max(n, readaheadMax))
+	}
+	raw := sl.raw[:n]
+	if m, err := t.f.ReadAt(raw, int64(start)); err != nil && !(err == io.EOF && m == n) {
+		return // no blocks: the iterator reads them itself
+	}
+	for len(sl.dec) < len(hs) {
+		sl.dec = append(sl.dec, nil)
+	}
+	for i, h := range hs {
+		b, err := t.decodeBlock(h, "data", raw[h.offset-start:h.offset-start+h.size+blockTrailerLen], &sl.dec[i])
+		sl.blocks = append(sl.blocks, prefetchBlock{h: h, b: b, err: err})
+		if err != nil {
+			return
+		}
+	}
+}
+
+// noPrefetch turns reading ahead off (tests compare both ways).
+var noPrefetch bool
