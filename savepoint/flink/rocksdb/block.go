@@ -65,7 +65,12 @@ type blockIter struct {
 	deltaValue bool
 	firstKey   bool // kBinarySearchWithFirstKey: a first internal key follows the handle
 	handle     blockHandle
-	err        error
+	// same says, after a step to the next entry, whether its key differs
+	// from the previous one only in the last 8 bytes (an internal key's
+	// trailer: the same user key): 1 yes, 0 no, -1 not known (the first
+	// entry of a block, an entry found by a seek).
+	same int8
+	err  error
 }
 
 func (it *blockIter) init(b block) {
@@ -73,6 +78,7 @@ func (it *blockIter) init(b block) {
 	it.cur, it.nxt = b.restarts, b.restarts
 	it.key = it.key[:0]
 	it.val = nil
+	it.same = -1
 	it.err = nil
 	it.handle = blockHandle{}
 }
@@ -127,6 +133,10 @@ func (it *blockIter) decodeAt(off int, prevHandle bool) bool {
 	if uint64(nonShared) > uint64(len(d)-p) {
 		it.fail(off, "key runs past the entries")
 		return false
+	}
+	it.same = -1
+	if prevHandle {
+		it.same = sameUser(it.key, int(shared), d[p:p+int(nonShared)])
 	}
 	it.key = append(it.key[:shared], d[p:p+int(nonShared)]...)
 	p += int(nonShared)
@@ -203,11 +213,28 @@ func (it *blockIter) nextData() bool {
 	if shared > len(it.key) || nonShared+valLen > len(d)-q {
 		return it.decodeAt(p, true)
 	}
+	it.same = sameUser(it.key, shared, d[q:q+nonShared])
 	it.key = append(it.key[:shared], d[q:q+nonShared]...)
 	q += nonShared
 	it.val = d[q : q+valLen : q+valLen]
 	it.cur, it.nxt = p, q+valLen
 	return true
+}
+
+// sameUser is blockIter.same for the key prev[:shared] + rest that follows
+// the key prev (shared <= len(prev)).
+func sameUser(prev []byte, shared int, rest []byte) int8 {
+	n := shared + len(rest)
+	switch {
+	case n != len(prev) || n < 8:
+		return 0
+	case shared >= n-8:
+		return 1
+	case prev[shared] != rest[0] || !bytes.Equal(prev[shared:n-8], rest[:n-8-shared]):
+		// Keys at restart points are stored whole (shared 0).
+		return 0
+	}
+	return 1
 }
 
 func (it *blockIter) first() bool {

@@ -468,7 +468,14 @@ type Iter struct {
 	children []*child
 	heap     []*child
 	limit    []byte // see setLimit
-	tombs    fragments
+	topAlone bool   // no other child holds the top's user key (see setLimit)
+	stayed   bool   // the last advanceTop left the same child on top without comparing more
+	// pending is the child findNext left on the entry it returned, when
+	// that entry is the only version of its user key that matters: Key and
+	// Value point into it, and Next moves it on.
+	pending *child
+	keyCopy []byte
+	tombs   fragments
 
 	key    []byte
 	val    []byte
@@ -487,6 +494,7 @@ func (it *Iter) First() bool {
 		return it.SeekGE(it.lower)
 	}
 	it.err = nil
+	it.pending = nil
 	it.heap = it.heap[:0]
 	for _, c := range it.children {
 		if c.first() {
@@ -508,6 +516,7 @@ func (it *Iter) SeekGE(key []byte) bool {
 		key = it.lower
 	}
 	it.err = nil
+	it.pending = nil
 	it.heap = it.heap[:0]
 	for _, c := range it.children {
 		if c.seekGE(key) {
@@ -528,7 +537,46 @@ func (it *Iter) Next() bool {
 	if !it.ok {
 		return false
 	}
+	if c := it.pending; c != nil && !it.skipPending(c) {
+		it.ok = false
+		return false
+	}
 	return it.findNext()
+}
+
+// skipPending moves past the entry findNext left the top child on (see
+// there) and past older versions of its user key in that child; no other
+// child holds that user key.
+func (it *Iter) skipPending(c *child) bool {
+	it.pending = nil
+	for {
+		if !it.advanceTop() {
+			return false
+		}
+		if len(it.heap) == 0 {
+			return true
+		}
+		var same bool
+		switch {
+		case it.heap[0] != c || !it.stayed:
+			// The heap moved: the new top's user key is above the limit,
+			// which was above it.key.
+			same = false
+		case c.cur.data.same >= 0:
+			same = c.cur.data.same == 1
+		default:
+			// A new block: it.key is intact in the previous block's key
+			// buffer (tableIter.altKey).
+			same = bytes.Equal(userKey(c.key), it.key)
+		}
+		if !same {
+			return true
+		}
+		// An older version, hidden by the value returned. Keep the user
+		// key apart: the next block change would reuse its buffer.
+		it.keyCopy = append(it.keyCopy[:0], it.key...)
+		it.key = it.keyCopy
+	}
 }
 
 func (it *Iter) Valid() bool   { return it.ok }
@@ -585,6 +633,7 @@ func (it *Iter) setLimit() {
 	default:
 		it.limit = h[2].key
 	}
+	it.topAlone = it.limit == nil || bytes.Compare(userKey(h[0].key), userKey(it.limit)) < 0
 }
 
 func (it *Iter) down(i int) {
@@ -611,10 +660,12 @@ func (it *Iter) advanceTop() bool {
 	c := it.heap[0]
 	if c.next() {
 		if it.limit == nil || bytes.Compare(userKey(c.key), userKey(it.limit)) < 0 {
+			it.topAlone, it.stayed = true, true
 			return true
 		}
 		it.down(0)
 		it.setLimit()
+		it.stayed = false
 		return true
 	}
 	if err := c.error(); err != nil {
@@ -626,18 +677,32 @@ func (it *Iter) advanceTop() bool {
 	it.heap = it.heap[:last]
 	it.down(0)
 	it.setLimit()
+	it.stayed = false
 	return true
 }
 
 // findNext resolves the next user key with a live value.
+//
+// When the top child alone holds the user key, its newest version is a
+// value and no range tombstone covers it (most keys of a scan), the child
+// is left on that entry (pending): Key and Value point into its block and
+// nothing is copied; Next moves it on.
 func (it *Iter) findNext() bool {
 	it.ok = false
 	for len(it.heap) > 0 && it.err == nil {
-		uk := userKey(it.heap[0].key)
+		c := it.heap[0]
+		uk := userKey(c.key)
 		if it.upper != nil && bytes.Compare(uk, it.upper) >= 0 {
 			return false
 		}
-		it.key = append(it.key[:0], uk...)
+		if tr := trailer(c.key); it.topAlone && byte(tr) == typeValue && !c.cur.t.hasGlobalSeq && !it.tombs.covers(uk, tr>>8) {
+			it.key, it.val = uk, c.value()
+			it.pending = c
+			it.ok = true
+			return true
+		}
+		it.key = append(it.keyCopy[:0], uk...)
+		it.keyCopy = it.key
 		it.opBuf, it.opEnd = it.opBuf[:0], it.opEnd[:0]
 		hasBase, done := false, false
 		// The newest value is borrowed from its child until that child

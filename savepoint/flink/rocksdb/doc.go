@@ -34,7 +34,9 @@
 //     onto it, oldest first.
 //   - Iterators read only the files whose key range overlaps their bounds,
 //     only the index entries from their lower bound on, and no block past
-//     their upper bound; point lookups read exact blocks (read-ahead starts
-//     only after sequential reads).
+//     their upper bound; point lookups read exact blocks. A scan reads its
+//     first three blocks exactly, then the next ones in batches loaded
+//     (read, verified, decompressed) on other goroutines a few batches
+//     ahead (prefetch.go), within a process-wide memory budget.
 //   - Key and Value of an iterator are valid until its next move.
 package rocksdb

@@ -40,6 +40,7 @@ type tableIter struct {
 	partDec []byte
 	data    blockIter
 	dataDec [2][]byte
+	dataRaw [2][]byte
 	ra      readahead
 	pf      *prefetch // nil: no reading ahead
 	loads   uint64
@@ -49,6 +50,7 @@ type tableIter struct {
 	// again).
 	lastData, lastPart int64
 	keyBuf             []byte // key with the global sequence number applied
+	altKey             []byte // the data block iterator's other key buffer
 	err                error
 	ok                 bool
 }
@@ -121,15 +123,25 @@ func (it *tableIter) loadData() bool {
 	if it.trace != nil {
 		it.trace(BlockRef{File: it.t.name, Kind: "data", Offset: h.offset, Size: h.size})
 	}
+	// The previous block's last key stays intact in the other buffer
+	// (Iter.Next compares with it).
+	it.data.key, it.altKey = it.altKey[:0], it.data.key
 	if b, ok := it.prefetched(h); ok {
 		it.loads++
 		it.data.init(b)
 		return true
 	}
 	// Alternate buffers: the previous block stays valid while this one is
-	// read (see gen).
+	// read (see gen). With batches to read ahead, the few blocks read the
+	// ordinary way are read exactly.
 	i := it.loads & 1
-	b, err := it.t.readBlock(h, "data", nil, &it.dataDec[i], &it.ra)
+	var b block
+	var err error
+	if it.pf != nil {
+		b, err = it.t.readBlock(h, "data", &it.dataRaw[i], &it.dataDec[i], nil)
+	} else {
+		b, err = it.t.readBlock(h, "data", nil, &it.dataDec[i], &it.ra)
+	}
 	if err != nil {
 		return it.setErr(err)
 	}

@@ -1,6 +1,12 @@
 package rocksdb
 
-import "io"
+import (
+	"io"
+	"runtime"
+	"sync/atomic"
+
+	"github.com/klauspost/compress/s2"
+)
 
 // A sequential scan loads its data blocks a few batches ahead on other
 // goroutines: one read of a batch's bytes, then every block's checksum
@@ -25,13 +31,35 @@ import "io"
 //
 // A loader never blocks: it loads its batch and exits, so an iterator
 // dropped mid-scan leaves no goroutine behind.
+//
+// INVARIANT: the buffers of all slots of the process hold about
+// prefetchMemory bytes at most: a batch is launched only while the budget
+// is not spent (a loader may overshoot it by one batch), and the buffers
+// of an iterator dropped are given back when the garbage collector frees
+// them.
 
 const (
-	prefetchAhead  = 3 // batches loading ahead of the one being served
-	prefetchSlots  = prefetchAhead + 2
+	prefetchSlots  = 4
 	prefetchMin    = 64 << 10 // the first batch after a positioning
 	prefetchBlocks = 256      // blocks per batch at most
+	prefetchMemory = 64 << 20
 )
+
+var prefetchAhead = 2 // batches loading ahead of the one being served
+var prefetchMax = readaheadMax
+
+// prefetchBudget is what the slots of the process may still allocate.
+var prefetchBudget atomic.Int64
+
+func init() { prefetchBudget.Store(prefetchMemory) }
+
+// prefetchAcct counts the bytes one prefetch's slots hold.
+type prefetchAcct struct{ n atomic.Int64 }
+
+func (a *prefetchAcct) hold(n int) {
+	a.n.Add(int64(n))
+	prefetchBudget.Add(-int64(n))
+}
 
 type prefetchBlock struct {
 	h   blockHandle
@@ -43,7 +71,8 @@ type prefetchSlot struct {
 	handles []blockHandle
 	blocks  []prefetchBlock // set by the loader
 	raw     []byte
-	dec     [][]byte
+	dec     []byte // the decompressed blocks, one after the other
+	acct    *prefetchAcct
 	wait    chan struct{} // closed when the loader is done; nil before the first
 	busy    bool          // queued or being served
 	served  uint64        // prefetch.loads when it served its last block
@@ -63,6 +92,7 @@ type prefetch struct {
 	window   int
 	seqLoads int    // data blocks loaded since the last positioning
 	loads    uint64 // data blocks loaded, ever
+	acct     *prefetchAcct
 }
 
 // reset stops reading ahead (a new positioning). Loaders still running
@@ -141,14 +171,18 @@ func (it *tableIter) startPrefetch() {
 	p.ahead.key = append(p.ahead.key[:0:0], ix.key...)
 	p.aheadOK = ix.err == nil
 	p.lastOff = ix.handle.offset
-	p.window = prefetchMin
+	p.window = min(prefetchMin, prefetchMax)
 	it.launch()
 }
 
 // launch starts loaders for the next batches, while slots are free.
 func (it *tableIter) launch() {
 	p := it.pf
-	for p.aheadOK && len(p.queue) < prefetchAhead {
+	if p.acct == nil {
+		p.acct = new(prefetchAcct)
+		runtime.AddCleanup(p, func(a *prefetchAcct) { prefetchBudget.Add(a.n.Load()) }, p.acct)
+	}
+	for p.aheadOK && len(p.queue) < prefetchAhead && prefetchBudget.Load() > 0 {
 		var sl *prefetchSlot
 		for i := range p.slots {
 			if s := &p.slots[i]; !s.busy && p.loads >= s.served+2 {
@@ -166,6 +200,7 @@ func (it *tableIter) launch() {
 			return
 		}
 		sl.busy = true
+		sl.acct = p.acct
 		sl.blocks = sl.blocks[:0]
 		sl.wait = make(chan struct{})
 		p.queue = append(p.queue, sl)
@@ -202,7 +237,7 @@ func (it *tableIter) schedule(sl *prefetchSlot) bool {
 	if p.ahead.err != nil {
 		p.aheadOK = false
 	}
-	p.window = min(p.window*2, readaheadMax)
+	p.window = min(p.window*2, prefetchMax)
 	return len(sl.handles) > 0
 }
 
@@ -216,22 +251,63 @@ func (t *Table) loadBatch(sl *prefetchSlot) {
 	last := hs[len(hs)-1]
 	n := int(last.offset + last.size + blockTrailerLen - start)
 	if cap(sl.raw) < n {
-		sl.raw = make([]byte, max(n, readaheadMax))
+		sl.acct.hold(n - cap(sl.raw))
+		sl.raw = make([]byte, n)
 	}
 	raw := sl.raw[:n]
 	if m, err := t.f.ReadAt(raw, int64(start)); err != nil && !(err == io.EOF && m == n) {
 		return // no blocks: the iterator reads them itself
 	}
-	for len(sl.dec) < len(hs) {
-		sl.dec = append(sl.dec, nil)
+	// One buffer for the decompressed blocks, sized from their headers
+	// (a header that lies gets the block its own buffer, or its error).
+	need := 0
+	for _, h := range hs {
+		b := raw[h.offset-start : h.offset-start+h.size+blockTrailerLen]
+		need += decompressedLen(b[h.size], b[:h.size])
 	}
-	for i, h := range hs {
-		b, err := t.decodeBlock(h, "data", raw[h.offset-start:h.offset-start+h.size+blockTrailerLen], &sl.dec[i])
-		sl.blocks = append(sl.blocks, prefetchBlock{h: h, b: b, err: err})
+	if cap(sl.dec) < need {
+		sl.acct.hold(need - cap(sl.dec))
+		sl.dec = make([]byte, need)
+	}
+	free := sl.dec[:cap(sl.dec)]
+	for _, h := range hs {
+		b := raw[h.offset-start : h.offset-start+h.size+blockTrailerLen]
+		var dst []byte
+		if m := decompressedLen(b[h.size], b[:h.size]); m <= len(free) {
+			dst, free = free[:0:m], free[m:]
+		}
+		blk, err := t.decodeBlock(h, "data", b, &dst)
+		sl.blocks = append(sl.blocks, prefetchBlock{h: h, b: blk, err: err})
 		if err != nil {
 			return
 		}
 	}
+}
+
+// decompressedLen is the size a block of compression type typ says it
+// decompresses to (0 when it is not compressed or says nothing usable).
+func decompressedLen(typ byte, b []byte) int {
+	var n int
+	switch typ {
+	case compressionNone:
+		return 0
+	case compressionSnappy:
+		m, err := s2.DecodedLen(b)
+		if err != nil {
+			return 0
+		}
+		n = m
+	default:
+		m, k := uvarint32(b)
+		if k <= 0 {
+			return 0
+		}
+		n = int(m)
+	}
+	if n < 0 || n > decompressLimit(len(b)) {
+		return 0
+	}
+	return n
 }
 
 // noPrefetch turns reading ahead off (tests compare both ways).
