@@ -39,14 +39,13 @@ import (
 // them.
 
 const (
-	prefetchSlots  = 4
-	prefetchMin    = 64 << 10 // the first batch after a positioning
-	prefetchBlocks = 256      // blocks per batch at most
+	prefetchAhead  = 2 // batches loading ahead of the one being served
+	prefetchSlots  = prefetchAhead + 2
+	prefetchMin    = 64 << 10     // the first batch after a positioning
+	prefetchMax    = readaheadMax // batches grow to this many bytes
+	prefetchBlocks = 256          // blocks per batch at most
 	prefetchMemory = 64 << 20
 )
-
-var prefetchAhead = 2 // batches loading ahead of the one being served
-var prefetchMax = readaheadMax
 
 // prefetchBudget is what the slots of the process may still allocate.
 var prefetchBudget atomic.Int64
@@ -215,7 +214,10 @@ func (it *tableIter) schedule(sl *prefetchSlot) bool {
 	sl.handles = sl.handles[:0]
 	size := 0
 	var end uint64
-	for size < p.window && len(sl.handles) < prefetchBlocks {
+	for len(sl.handles) < prefetchBlocks {
+		if len(sl.handles) > 0 && size+int(min(p.ahead.handle.size, maxBlockSize))+blockTrailerLen > p.window {
+			break // the next block, likely of the same size, would not fit
+		}
 		if it.pastUpper(&p.ahead) || !p.ahead.next() {
 			p.aheadOK = false
 			break
@@ -251,8 +253,9 @@ func (t *Table) loadBatch(sl *prefetchSlot) {
 	last := hs[len(hs)-1]
 	n := int(last.offset + last.size + blockTrailerLen - start)
 	if cap(sl.raw) < n {
-		sl.acct.hold(n - cap(sl.raw))
-		sl.raw = make([]byte, n)
+		m := max(n, prefetchMax) // the window grows to prefetchMax: allocate once
+		sl.acct.hold(m - cap(sl.raw))
+		sl.raw = make([]byte, m)
 	}
 	raw := sl.raw[:n]
 	if m, err := t.f.ReadAt(raw, int64(start)); err != nil && !(err == io.EOF && m == n) {
@@ -266,8 +269,10 @@ func (t *Table) loadBatch(sl *prefetchSlot) {
 		need += decompressedLen(b[h.size], b[:h.size])
 	}
 	if cap(sl.dec) < need {
-		sl.acct.hold(need - cap(sl.dec))
-		sl.dec = make([]byte, need)
+		// Sized for a full window of blocks like these, with some room.
+		m := max(need, int(int64(need)*int64(prefetchMax)/int64(n))) * 9 / 8
+		sl.acct.hold(m - cap(sl.dec))
+		sl.dec = make([]byte, m)
 	}
 	free := sl.dec[:cap(sl.dec)]
 	for _, h := range hs {
