@@ -17,10 +17,16 @@ import (
 // whose fields moved fails the check naming the operator and the field,
 // before back or a savepoint would silently lose them.
 
-// functionHolder is an operator that runs a user's function value.
-type functionHolder interface{ userFunction() any }
+// FunctionHolder is an Operator that runs a user's function value: its
+// fields are checked by CheckFunctionState. The operators of this package
+// and of runtime/window are.
+type FunctionHolder interface{ UserFunction() any }
 
-func (u *userOp) userFunction() any { return u.fn }
+// UserFunction is the function value the operator runs.
+func (u *userOp) UserFunction() any { return u.fn }
+
+// UserFunction is the function value the operator runs.
+func (o *intervalJoinOp[T1, T2, U]) UserFunction() any { return o.f }
 
 // fieldPrint is a printable copy of the fields of a function value, by
 // field path.
@@ -198,8 +204,8 @@ func short(s string) string {
 
 // printAfterOpen takes the print of inst's function, once it is open.
 func (inst *opInstance) printAfterOpen() {
-	if h, ok := inst.op.(functionHolder); ok {
-		inst.fnPrint = printFunction(h.userFunction())
+	if h, ok := inst.op.(FunctionHolder); ok {
+		inst.fnPrint = printFunction(h.UserFunction())
 	}
 }
 
@@ -212,7 +218,7 @@ func (e *Executor) CheckFunctionState() error {
 			if inst.fnPrint == nil {
 				continue
 			}
-			fn := inst.op.(functionHolder).userFunction()
+			fn := inst.op.(FunctionHolder).UserFunction()
 			now := printFunction(fn)
 			fields := make([]string, 0, len(now))
 			for f := range now {

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"streamdbg/runtime"
 	"streamdbg/runtime/session"
+	"streamdbg/runtime/window"
 	"streamdbg/state"
 )
 
@@ -24,6 +26,15 @@ func (f *fieldCounter) Close() error { return nil }
 func (f *fieldCounter) Map(s string) (int, error) {
 	f.total++
 	return f.total, f.seen.Update(int64(f.total))
+}
+
+// firedCounter counts the windows it fired in a field.
+type firedCounter struct{ n int }
+
+func (f *firedCounter) Process(ctx *window.Context[int], _ string, es []int64) error {
+	f.n++
+	ctx.Collect(f.n)
+	return nil
 }
 
 func lostStateJob(closure bool) *runtime.Job {
@@ -77,6 +88,26 @@ func TestBackRefusesLostState(t *testing.T) {
 			t.Errorf("closure %v: error %T", c.closure, err)
 		}
 	}
+	// A window function's fields are checked too.
+	job := runtime.NewJob("lost window")
+	src := runtime.FromSlice(job, "in", []int64{1, 2, 3, 4}, runtime.Monotonous(func(v int64) (int64, error) { return v, nil }), runtime.UID("in"))
+	ws := window.Of(runtime.KeyBy(src, "all", func(int64) string { return "all" }), window.TumblingEventTime(time.Millisecond))
+	runtime.JSONSink(window.RichProcess(ws, "fired", &firedCounter{}, runtime.UID("fired")), "out", runtime.UID("out"))
+	ws2, err := session.New(job, session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := ws2.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = ws2.Back()
+	ws2.Close()
+	if err == nil || !strings.Contains(err.Error(), `operator "fired"`) || !strings.Contains(err.Error(), "field n of its function *session_test.firedCounter") {
+		t.Fatalf("back over a window function with a field: %v", err)
+	}
+
 	// Savepoints refuse the field too.
 	s, err := session.New(lostStateJob(false), session.Options{})
 	if err != nil {

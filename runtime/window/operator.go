@@ -63,6 +63,16 @@ type operator struct {
 
 var _ runtime.TimerOperator = (*operator)(nil)
 
+// UserFunction is the window function value the operator runs
+// (runtime.FunctionHolder: its fields are checked before back and
+// savepoints).
+func (o *operator) UserFunction() any {
+	if u, ok := o.fn.(interface{ userFunction() any }); ok {
+		return u.userFunction()
+	}
+	return nil
+}
+
 func (o *operator) Open(ctx *runtime.OperatorContext) error {
 	o.oc = ctx
 	o.assigner = o.cfg.assigner

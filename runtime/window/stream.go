@@ -309,6 +309,8 @@ type typedFunc[K, T, V, OUT any] struct {
 	ctx      Context[OUT]
 }
 
+func (f *typedFunc[K, T, V, OUT]) userFunction() any { return f.pf }
+
 func (f *typedFunc[K, T, V, OUT]) desc() state.StateDesc {
 	if f.evicting {
 		return state.List(ContentsState, state.Codec[Timestamped[T]](timestampedCodec[T]{f.codec})).Desc()
