@@ -150,7 +150,7 @@ func (f keyedFile) problem(want func(*stateMeta) bool) error {
 			if m.unreadable != "" {
 				err = &UnknownSerializerError{Class: m.unreadable}
 			}
-			return &FormatError{File: f.handle.stream.String(), Msg: fmt.Sprintf("state %q of operator %s cannot be read: %s", m.name, f.op.id, st), Err: err}
+			return &FormatError{File: f.handle.String(), Msg: fmt.Sprintf("state %q of operator %s cannot be read: %s", m.name, f.op.id, st), Err: err}
 		}
 	}
 	if g := f.header.gap(); g != "" && (!found || f.header.err != nil && !isUnknownSerializer(f.header.err)) {
@@ -230,6 +230,9 @@ func (sp *Savepoint) entries(f keyedFile, kgs []int, want func(*stateMeta) bool)
 func (sp *Savepoint) entriesOf(f keyedFile, kgs []int, want func(*stateMeta) bool, keep func(any) bool) iter.Seq2[entry, error] {
 	if f.handle.native != nil {
 		return sp.nativeEntries(f, kgs, want, keep, nil)
+	}
+	if f.handle.changelog != nil {
+		return sp.changelogEntries(f, kgs, want, keep)
 	}
 	return func(yield func(entry, error) bool) {
 		h := f.handle

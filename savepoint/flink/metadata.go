@@ -72,8 +72,7 @@ type subtaskMeta struct {
 	// state written by the operator itself.
 	rawKeyedHandle *keyGroupsHandle
 	// keyedGap says why the managed keyed state cannot be read when its
-	// handle is of a kind this reader does not read (native RocksDB,
-	// changelog).
+	// handle is of a kind this reader does not read.
 	keyedGap string
 }
 
@@ -102,6 +101,17 @@ type keyGroupsHandle struct {
 	// native is set for RocksDB native state (types 5 and 11): stream is
 	// then its meta-data handle (see native.go).
 	native *nativeHandle
+	// changelog is set for the changelog state backend (types 8 and 14):
+	// stream and offsets are then unset (see changelog.go).
+	changelog *changelogHandle
+}
+
+// String says where the handle's state is, for messages.
+func (h *keyGroupsHandle) String() string {
+	if h.changelog != nil {
+		return h.changelog.String()
+	}
+	return h.stream.String()
 }
 
 // opStateInfo is one named state of an operator state handle.
@@ -349,55 +359,15 @@ func parseKeyedHandle(d *decoder, op *operatorMeta, depth int) (*keyGroupsHandle
 	case handleIncremental, handleIncrementalV2:
 		return parseIncrementalHandle(d, t), ""
 	case handleChangelog, handleChangelogV2:
-		d.i32()
-		d.i32()
-		d.i64()
-		var counts [2]int
-		for i := range counts { // materialized, then non-materialized handles
-			counts[i] = d.count("changelog handle", 1)
-			for range counts[i] {
-				parseKeyedHandle(d, op, depth+1)
-			}
-		}
-		d.i64()
-		if t == handleChangelogV2 {
-			d.i64()
-		}
-		d.utf()
-		return gap(fmt.Sprintf("changelog state backend not supported (%d materialized and %d change-log handles: the state is the materialized part with the change log replayed over it, which this reader does not do)", counts[0], counts[1]))
-	case handleChangelogBytes:
-		d.i32()
-		d.i32()
-		d.i64()
-		d.i64()
-		n := d.count("changelog change", 8)
-		for range n {
-			d.i32()
-			d.take(d.count("changelog byte", 1))
-		}
-		d.utf()
-		if depth > 0 {
-			return nil, "" // inside a changelog handle, which says why
-		}
-		return gap("changelog state backend not supported")
-	case handleChangelogFile, handleChangelogFileV2:
-		d.i32()
-		d.i32()
-		n := d.count("changelog file", 9)
-		for range n {
-			d.i64()
-			parseStreamHandle(d, 0)
-		}
-		d.i64()
-		d.i64()
-		d.utf()
-		if t == handleChangelogFileV2 {
-			d.utf()
-		}
-		if depth > 0 {
+		return parseChangelogHandle(d, op, t, depth), ""
+	case handleChangelogBytes, handleChangelogFile, handleChangelogFileV2:
+		// A change log outside a ChangelogStateBackendHandle: Flink
+		// writes none; its changes have no materialized state to apply to.
+		parseChangelogPart(d, t)
+		if d.err != nil {
 			return nil, ""
 		}
-		return gap("changelog state backend not supported")
+		return gap(fmt.Sprintf("a change-log handle (type %d) outside a changelog state backend handle", t))
 	}
 	d.off--
 	d.failErr(ErrUnsupported, "keyed state handle type %d (file merging?) not supported", t)
@@ -414,6 +384,9 @@ func (op *operatorMeta) addUnsupported(msg string) {
 }
 
 func (h *streamHandle) String() string {
+	if h == nil {
+		return "(no state handle)"
+	}
 	switch h.kind {
 	case handleByteStream:
 		return fmt.Sprintf("_metadata (inline %s)", h.name)

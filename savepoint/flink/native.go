@@ -519,6 +519,10 @@ func (sp *Savepoint) ExplainKeyed(scan state.KeyedScan) []string {
 			continue
 		}
 		name := sp.opName(f.op)
+		if c := f.handle.changelog; c != nil {
+			out = append(out, sp.explainChangelog(f, scan.KeyGroups)...)
+			continue
+		}
 		if f.handle.native == nil {
 			n := 0
 			for i, off := range f.handle.offsets {

@@ -130,6 +130,14 @@ func (sp *Savepoint) Rewrite(dst string, edit KeyedEdit) (rep *RewriteReport, er
 			if h == nil || h.native != nil {
 				continue
 			}
+			if h.changelog != nil {
+				for _, m := range sp.keyedHeaderOf(op, h).states {
+					if m.backendType == backendKeyValue && edit.Touches(op.id, m.name) {
+						return nil, fmt.Errorf("flink: rewrite: operator %s: keyed state of the changelog state backend (a materialized part and a change log) cannot be rewritten; rewrite a savepoint of the job instead", sp.opName(op))
+					}
+				}
+				continue
+			}
 			kh := sp.keyedHeaderOf(op, h)
 			touched := false
 			for _, m := range kh.states {

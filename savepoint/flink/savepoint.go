@@ -37,6 +37,7 @@ type Savepoint struct {
 	sections  atomic.Int64 // sections read from state files, for tests
 	operators []state.OperatorInfo
 	plan      map[string]*opPlan // by operator id, from ApplyPlan
+	keyHints  map[string]serializer // by operator id, from SetKeyType
 	legacy    map[*keyGroupsHandle]*legacyTimers
 }
 
@@ -90,6 +91,11 @@ func openBytes(dir string, b []byte) (*Savepoint, error) {
 			st := &op.subtasks[i]
 			if st.keyed != nil {
 				st.keyed.stream.resolve(dir)
+				if c := st.keyed.changelog; c != nil {
+					for _, mh := range c.materialized {
+						mh.stream.resolve(dir)
+					}
+				}
 			}
 			if st.operatorState != nil {
 				st.operatorState.stream.resolve(dir)
@@ -168,7 +174,11 @@ func (sp *Savepoint) keyedHeaderOf(op *operatorMeta, h *keyGroupsHandle) *keyedH
 	if ok {
 		return kh
 	}
-	kh = sp.readKeyedHeader(h)
+	if h.changelog != nil {
+		kh = sp.changelogHeader(op, h)
+	} else {
+		kh = sp.readKeyedHeader(h)
+	}
 	notes := sp.nativeNotes(h, kh)
 	sp.mu.Lock()
 	if p := sp.plan[op.id]; p != nil && kh.key != nil {
@@ -176,7 +186,11 @@ func (sp *Savepoint) keyedHeaderOf(op *operatorMeta, h *keyGroupsHandle) *keyedH
 	}
 	sp.keyed[h] = kh
 	if kh.err != nil {
-		op.addUnsupported(fmt.Sprintf("keyed state file %s unreadable: %v", h.stream, kh.err))
+		what := "keyed state file"
+		if h.changelog != nil {
+			what = "changelog keyed state,"
+		}
+		op.addUnsupported(fmt.Sprintf("%s %s unreadable: %v", what, h, kh.err))
 	}
 	for _, n := range notes {
 		op.addUnsupported(n)
