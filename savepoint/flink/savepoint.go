@@ -36,7 +36,7 @@ type Savepoint struct {
 	listed    bool
 	sections  atomic.Int64 // sections read from state files, for tests
 	operators []state.OperatorInfo
-	plan      map[string]*opPlan // by operator id, from ApplyPlan
+	plan      map[string]*opPlan    // by operator id, from ApplyPlan
 	keyHints  map[string]serializer // by operator id, from SetKeyType
 	legacy    map[*keyGroupsHandle]*legacyTimers
 }
