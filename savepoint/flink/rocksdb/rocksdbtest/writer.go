@@ -47,6 +47,10 @@ type DB struct {
 
 func New() *DB { return &DB{cfs: []string{"default"}, files: map[string][]byte{}, next: 10} }
 
+// ColumnFamily adds a column family without tables (Flink creates one per
+// registered state, empty or not).
+func (db *DB) ColumnFamily(name string) { db.cfID(name) }
+
 func (db *DB) cfID(name string) int {
 	if i := slices.Index(db.cfs, name); i >= 0 {
 		return i
