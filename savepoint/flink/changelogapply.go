@@ -2,6 +2,7 @@ package flink
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"iter"
 	"math"
@@ -50,8 +51,30 @@ func (sp *Savepoint) changelogHeader(op *operatorMeta, h *keyGroupsHandle) *keye
 		kh.states = append(kh.states, &m)
 	}
 	kh.declared = len(kh.states)
+	// A namespace merge of a reducing or aggregating state that meets two
+	// values cannot be applied: found now, so that the state is listed
+	// with the reason instead of failing the scans that reach it.
+	for i, st := range x.states {
+		if len(st.mergeKGs) == 0 || kh.states[i].problem != "" {
+			continue
+		}
+		g := &clReplay{sp: sp, f: keyedFile{op: op, handle: h, header: kh}, c: h.changelog, x: x, readers: map[*dstlFile]*dstlReader{}}
+		g.wanted = make([]bool, len(kh.states))
+		g.wanted[i] = true
+		for _, kg := range slices.Sorted(slices.Values(st.mergeKGs)) {
+			if _, err := g.replay(kg); errors.Is(err, errNeedsFunction) {
+				kh.states[i].problem = err.Error()
+				break
+			}
+		}
+		g.close()
+	}
 	return kh
 }
+
+// errNeedsFunction marks a change that only the job's own function can
+// apply.
+var errNeedsFunction = fmt.Errorf("the job's function is needed: %w", ErrUnsupported)
 
 // changelogKey is the key serializer of a changelog operator: a
 // materialized part's, else the key of its timers' serializer, else the
@@ -399,7 +422,7 @@ func (g *clReplay) merge(d *decoder, kg, si int, m *stateMeta, key any) error {
 }
 
 func (g *clReplay) cannotMerge(d *decoder, kg int, m *stateMeta, key any) error {
-	d.failErr(ErrUnsupported, "MERGE_NS of %s state %q merges two values of key %s in key group %d: that takes the job's own function, which a checkpoint does not hold", m.kind(), m.name, fmt.Sprint(key), kg)
+	d.failErr(errNeedsFunction, "MERGE_NS of %s state %q merges two values of key %v in key group %d: that takes the job's own reduce or aggregate function, which a checkpoint does not hold", m.kind(), m.name, key, kg)
 	return d.err
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"slices"
 
 	"streamdbg/state"
 )
@@ -83,6 +84,9 @@ type clState struct {
 	meta    *stateMeta // the last metadata change's, else the materialized header's
 	problem string     // why it cannot be read, beyond its serializers
 	inMat   bool       // listed by the materialized part
+	// mergeKGs are the key groups with MERGE_NS changes of a reducing or
+	// aggregating state, which may need the job's function.
+	mergeKGs []int
 }
 
 // clBindings maps the short state ids of data changes to states, as the
@@ -373,6 +377,12 @@ func (x *changelogIndex) change(d *decoder, kg int32, binds *clBindings) (change
 	if !allowed {
 		d.fail("%s change of %s state %q (its change applier refuses it)", opName(op), kind, b.meta.name)
 		return 0, d.err
+	}
+	if op == opMergeNS && kind != state.KindList {
+		st := x.states[b.state]
+		if !slices.Contains(st.mergeKGs, int(kg)) {
+			st.mergeKGs = append(st.mergeKGs, int(kg))
+		}
 	}
 	return changeData, nil
 }
