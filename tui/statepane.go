@@ -41,8 +41,9 @@ var sortNames = [...]string{"", "key", "value", "changed first"}
 
 // Bounds of the work a state table does for the whole table: sorting holds
 // every row (so at most sortLimit), a search reads at most searchLimit rows,
-// and totals count at most countBudget rows per refresh (the rest at the
-// next ones: a total is exact once every key group is counted).
+// and a total counts at most countBudget rows (a larger table says it has
+// at least that many; the counts of key groups a stop did not write are
+// kept, so a stop recounts only what it changed).
 const (
 	sortLimit   = 100_000
 	searchLimit = 1_000_000
@@ -97,10 +98,14 @@ type statePane struct {
 }
 
 // countCache counts a table's rows per key group, kept while the stops
-// do not write to the key group.
+// do not write to the key group. large: counting went past its budget
+// once, so the table is only said to have at least the rows counted, and
+// later stops do not count again (a stop's cost must not grow with the
+// state).
 type countCache struct {
 	sig   string
 	perKG map[int]int
+	large bool
 }
 
 func (p *statePane) SetSize(w, h int) {
@@ -388,7 +393,6 @@ func (p *statePane) Update(msg tea.Msg) tea.Cmd {
 	if !p.ready {
 		return nil
 	}
-	defer p.recount()
 	switch msg := msg.(type) {
 	case tea.KeyPressMsg:
 		k := p.keys
@@ -668,7 +672,7 @@ func (p *statePane) total() (n int, exact bool) {
 	for kg := src.first(); kg <= src.last(); kg++ {
 		c, ok := p.counts.perKG[kg]
 		if !ok {
-			if budget <= 0 {
+			if budget <= 0 || p.counts.large {
 				exact = false
 				continue
 			}
@@ -677,6 +681,9 @@ func (p *statePane) total() (n int, exact bool) {
 			p.counts.perKG[kg] = c
 		}
 		n += c
+	}
+	if !exact {
+		p.counts.large = true
 	}
 	return n, exact
 }
@@ -694,6 +701,9 @@ func (p *statePane) invalidate(st *session.StopView) {
 		st.Reason == session.ReasonBack, st.Reason == session.ReasonRestored, st.Reason == session.ReasonRestarted:
 		p.counts = countCache{}
 		return
+	}
+	if p.counts.large {
+		return // not counted again: see countCache
 	}
 	for _, c := range st.Changes {
 		delete(p.counts.perKG, c.KeyGroup)
@@ -821,7 +831,7 @@ func (p *statePane) statusText() string {
 	}
 	s := plural(int64(total), strings.TrimSuffix(what, "s"), what)
 	if !exact {
-		s = "≥ " + s + " (counting)"
+		s = "≥ " + s + " (not all counted)"
 	}
 	if page := p.page(); len(page) > 0 {
 		first := p.firstIndex()
