@@ -454,3 +454,56 @@ func TestTerminalFlinkBrowser(t *testing.T) {
 	tm.keys("q")
 	tm.exited()
 }
+
+// TestTerminalEveryJob drives every example job (those above in depth, the
+// others too) through the cases that apply to any job, at both sizes:
+// one stop for a long next and back to where it began (2), a query whose
+// columns fit (13), help (11), q closing it (12), a quit that asks once
+// with a breakpoint set (12), and a header whose fields stay (13).
+func TestTerminalEveryJob(t *testing.T) {
+	t.Parallel()
+	bin := e2eBinary(t)
+	jobs, err := exec.Command(bin, "jobs").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, line := range strings.Split(strings.TrimSpace(string(jobs)), "\n") {
+		job := strings.Fields(line)[0]
+		if job == "keyed-puzzle" {
+			continue // cannot start: TestTerminalSessionsAndFailures
+		}
+		w, h := 120, 40
+		if i%2 == 1 {
+			w, h = 80, 24
+		}
+		t.Run(job, func(t *testing.T) {
+			t.Parallel()
+			tm := startTerm(t, bin, w, h, "debug", job)
+			s := tm.waitFor("start", "record 0 ·")
+			tm.header("start", s)
+			tm.keys("5", "N")
+			s = tm.waitFor("5N", "record 5 ·")
+			tm.header("5N", s)
+			tm.keys("u")
+			tm.waitFor("u", "record 0 ·", "back to record 0")
+			tm.line(":", "SELECT operator_name, state_name, COUNT(*) AS n FROM keyed_state GROUP BY operator_name, state_name")
+			tm.waitFor("query", "Query ·", "operator_name")
+			tm.keys("q")
+			tm.running("q on a query result")
+			tm.keys("?")
+			tm.waitFor("help", "Help ·", "Keys of")
+			tm.keys("Escape")
+			tm.line(":", "break when key = 'nokey-at-all'")
+			tm.waitFor("break", "breakpoint #1")
+			tm.keys("c")
+			s = tm.waitFor("continue", "finished")
+			tm.header("continue", s)
+			tm.keys("q")
+			tm.waitFor("quit?", "Quit streamdbg?")
+			tm.keys("y")
+			if st := tm.exited(); st != "0" {
+				t.Fatalf("exit status %s", st)
+			}
+		})
+	}
+}

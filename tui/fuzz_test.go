@@ -56,6 +56,9 @@ func TestRandomKeys(t *testing.T) {
 		}
 	}()
 	keys := 3000
+	if raceEnabled {
+		keys = 400
+	}
 	// Progress ticks answer at once: the walk runs every command to its end.
 	defer func(d time.Duration) { progressRate = d }(progressRate)
 	progressRate = time.Microsecond
