@@ -10,7 +10,11 @@
 // STRING, float64 → DOUBLE, bool → BOOLEAN, time → TIMESTAMP, bytes →
 // BYTE_ARRAY; Flink's Long, Integer, Short, Byte, String, Double, Float,
 // Boolean, byte[] likewise) and JSON text (the JSON logical type) otherwise.
-// Every column is optional: NULL where the row has no such field.
+// Every column is optional: NULL where the row has no such field. The
+// pages are written by this package (pages.go): data pages v1, PLAIN
+// values (key_group and subtask dictionary-encoded), Snappy, exact chunk
+// statistics; the schema and the Thrift structures of the metadata are the
+// Parquet library's.
 //
 // A file holds one key-group range (by default each subtask's range of the
 // savepoint; Options.KeyGroups restricts an export to one range, so many
@@ -28,6 +32,7 @@ package export
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -35,7 +40,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
 
 	"streamdbg/savepoint"
 	"streamdbg/state"
@@ -184,23 +190,26 @@ func fileRanges(op state.OperatorInfo, only *state.KeyGroupRange) []state.KeyGro
 }
 
 // file writes one Parquet file atomically: into a temporary name beside it,
-// renamed on close. Rows are batched per column and handed to the
-// library's column writers, a row group every RowsPerRowGroup rows.
+// renamed on close. Rows go into the columns' pages (pages.go), a row group
+// every RowsPerRowGroup rows.
 type file struct {
 	path, tmp string
 	f         *os.File
 	bw        *bufio.Writer
-	w         *parquet.Writer
+	off       int64
 	schema    *schema
-	batch     [][]parquet.Value // per schema column
-	arena     []byte            // bytes of the batch's values (raw path)
-	pending   int
+	cols      []*colBuf  // in the schema's column order
+	bySrc     [6]*colBuf // per column of Columns
+	groups    []format.RowGroup
 	inGroup   int64
 	perGroup  int64
 	n         int64
 }
 
 func createFile(path string, s *schema, opts Options) (*file, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
@@ -209,77 +218,106 @@ func createFile(path string, s *schema, opts Options) (*file, error) {
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
-	bw := bufio.NewWriterSize(f, 1<<20)
-	w := parquet.NewWriter(bw, s.schema, parquet.Compression(fastSnappy{}), parquet.DataPageVersion(1),
-		parquet.CreatedBy("streamdbg", "", ""))
-	fl := &file{path: path, tmp: tmp, f: f, bw: bw, w: w, schema: s, perGroup: opts.RowsPerRowGroup,
-		batch: make([][]parquet.Value, len(s.cols))}
-	for i := range fl.batch {
-		fl.batch[i] = make([]parquet.Value, 0, batchRows)
+	fl := &file{path: path, tmp: tmp, f: f, bw: bufio.NewWriterSize(f, 1<<20), schema: s, perGroup: opts.RowsPerRowGroup}
+	for _, c := range s.cols {
+		cb := colBufs.Get().(*colBuf)
+		cb.phys, cb.name = physical(s.kinds[c.src]), Columns[c.src]
+		cb.dict = s.kinds[c.src] == kInt32
+		fl.cols = append(fl.cols, cb)
+		fl.bySrc[c.src] = cb
 	}
+	fl.write([]byte("PAR1"))
 	return fl, nil
 }
 
-const batchRows = 4096
-
-// add appends one row of dynamic values in Columns order, converted to the
-// columns' types. Byte values must stay valid until the next flush.
-func (fl *file) add(kg, subtask any, key, ns, uk, value any) error {
-	vals := [6]any{kg, subtask, key, ns, uk, value}
-	var pv [6]parquet.Value
-	for _, c := range fl.schema.cols {
-		v, err := c.conv(vals[c.src])
-		if err != nil {
-			return fmt.Errorf("%s: %w", Columns[c.src], err)
-		}
-		pv[c.src] = fl.schema.level(c.src, v)
-	}
-	return fl.addValues(&pv)
+func (fl *file) write(b []byte) {
+	fl.bw.Write(b) // errors stay in the bufio.Writer until Flush
+	fl.off += int64(len(b))
 }
 
-// addValues appends one row of Parquet values in Columns order, leveled
-// (schema.level).
-func (fl *file) addValues(pv *[6]parquet.Value) error {
-	for i, c := range fl.schema.cols {
-		fl.batch[i] = append(fl.batch[i], pv[c.src])
+// add appends one row of dynamic values in Columns order, converted to the
+// columns' types.
+func (fl *file) add(kg, subtask any, key, ns, uk, value any) error {
+	vals := [6]any{kg, subtask, key, ns, uk, value}
+	for _, c := range fl.schema.cols {
+		if err := c.conv(vals[c.src], fl.bySrc[c.src]); err != nil {
+			return fmt.Errorf("%s: %w", Columns[c.src], err)
+		}
 	}
+	return fl.endRow()
+}
+
+// endRow ends a row every column has a value of.
+func (fl *file) endRow() error {
 	fl.n++
-	if fl.pending++; fl.pending == batchRows {
-		return fl.flush()
+	for _, c := range fl.cols {
+		if c.full() {
+			if err := c.flushPage(); err != nil {
+				return fmt.Errorf("export: %s: %w", fl.path, err)
+			}
+		}
+	}
+	if fl.inGroup++; fl.inGroup >= fl.perGroup {
+		return fl.flushGroup()
 	}
 	return nil
 }
 
-func (fl *file) flush() error {
-	if fl.pending == 0 {
+// flushGroup writes the row group: each column's chunk in schema order.
+func (fl *file) flushGroup() error {
+	if fl.inGroup == 0 {
 		return nil
 	}
-	cws := fl.w.ColumnWriters()
-	for i := range fl.batch {
-		if _, err := cws[i].WriteRowValues(fl.batch[i]); err != nil {
+	rg := format.RowGroup{NumRows: fl.inGroup, FileOffset: fl.off, Ordinal: int16(len(fl.groups))}
+	for _, c := range fl.cols {
+		if err := c.flushPage(); err != nil {
 			return fmt.Errorf("export: %s: %w", fl.path, err)
 		}
-		fl.batch[i] = fl.batch[i][:0]
-	}
-	fl.arena = fl.arena[:0]
-	fl.inGroup += int64(fl.pending)
-	fl.pending = 0
-	if fl.inGroup >= fl.perGroup {
-		fl.inGroup = 0
-		if err := fl.w.Flush(); err != nil {
+		dict, err := c.dictPage()
+		if err != nil {
 			return fmt.Errorf("export: %s: %w", fl.path, err)
 		}
+		start := fl.off
+		md := format.ColumnMetaData{
+			Type:         c.phys,
+			Encoding:     []format.Encoding{format.Plain, format.RLE},
+			PathInSchema: []string{c.name},
+			Codec:        format.Snappy,
+			NumValues:    c.values,
+			Statistics:   c.statistics(),
+		}
+		if dict != nil {
+			md.Encoding = append(md.Encoding, format.RLEDictionary)
+			md.DictionaryPageOffset = fl.off
+			fl.write(dict)
+		}
+		md.DataPageOffset = fl.off
+		c.chunk.writeTo(fl.bw)
+		fl.off += int64(c.chunk.len())
+		md.TotalUncompressedSize = c.uncompressed
+		md.TotalCompressedSize = fl.off - start
+		rg.Columns = append(rg.Columns, format.ColumnChunk{FileOffset: start, MetaData: md})
+		rg.TotalByteSize += md.TotalUncompressedSize
+		rg.TotalCompressedSize += md.TotalCompressedSize
+		c.resetChunk()
 	}
+	fl.groups = append(fl.groups, rg)
+	fl.inGroup = 0
 	return nil
 }
 
 func (fl *file) close() error {
-	err := fl.flush()
+	err := fl.flushGroup()
 	if err == nil {
-		err = fl.w.Close()
-	}
-	if err == nil {
-		err = fl.bw.Flush()
+		m := *fl.schema.template
+		m.NumRows, m.RowGroups = fl.n, fl.groups
+		var footer []byte
+		if footer, err = thrift.Marshal(new(thrift.CompactProtocol), &m); err == nil {
+			fl.write(footer)
+			fl.write(binary.LittleEndian.AppendUint32(nil, uint32(len(footer))))
+			fl.write([]byte("PAR1"))
+			err = fl.bw.Flush()
+		}
 	}
 	if err == nil {
 		err = fl.f.Sync()
@@ -290,6 +328,7 @@ func (fl *file) close() error {
 	if err == nil {
 		err = os.Rename(fl.tmp, fl.path)
 	}
+	fl.release()
 	if err != nil {
 		os.Remove(fl.tmp)
 		return fmt.Errorf("export: %s: %w", fl.path, err)
@@ -298,8 +337,17 @@ func (fl *file) close() error {
 }
 
 func (fl *file) abort() {
+	fl.release()
 	fl.f.Close()
 	os.Remove(fl.tmp)
+}
+
+// release gives the columns' buffers back for the next file.
+func (fl *file) release() {
+	for _, c := range fl.cols {
+		c.release()
+	}
+	fl.cols, fl.bySrc = nil, [6]*colBuf{}
 }
 
 func exportKeyed(ctx context.Context, cat state.Catalog, op state.OperatorInfo, m state.StateMeta, base string, opts Options, rep *Report) error {

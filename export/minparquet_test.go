@@ -13,7 +13,8 @@ import (
 // A minimal Parquet reader, written from the format specification for this
 // test only, sharing no code with the library the exporter uses: the
 // footer and page headers in Thrift's compact protocol, data pages of
-// version 1, PLAIN values, RLE/bit-packed definition levels, flat schemas
+// version 1, PLAIN values or dictionary indices (a PLAIN dictionary page,
+// RLE/bit-packed indices), RLE/bit-packed definition levels, flat schemas
 // of optional columns, and Snappy or no compression. Anything else is an
 // error, never a guess.
 
@@ -183,12 +184,13 @@ func readMinParquet(path string) ([]minColumn, int64, error) {
 		}
 		for ci, c := range chunks {
 			cm := c.(map[int]any)[3].(map[int]any)
-			if _, dict := cm[11]; dict {
-				return nil, 0, fmt.Errorf("%w: dictionary pages not supported", errMin)
-			}
 			codec := i64(cm, 4)
 			want := i64(cm, 5)
 			off := i64(cm, 9)
+			if _, ok := cm[11]; ok {
+				off = i64(cm, 11) // the dictionary page comes first
+			}
+			var dict []any
 			var got int64
 			for got < want {
 				if off < 0 || off >= int64(len(b)) {
@@ -206,8 +208,9 @@ func readMinParquet(path string) ([]minColumn, int64, error) {
 				}
 				body := b[start : start+size]
 				off = start + size
-				if typ := i64(ph, 1); typ != 0 {
-					return nil, 0, fmt.Errorf("%w: page type %d, only data pages v1", errMin, typ)
+				typ := i64(ph, 1)
+				if typ != 0 && typ != 2 {
+					return nil, 0, fmt.Errorf("%w: page type %d, only data pages v1 and dictionary pages", errMin, typ)
 				}
 				switch codec {
 				case 0:
@@ -218,12 +221,26 @@ func readMinParquet(path string) ([]minColumn, int64, error) {
 				default:
 					return nil, 0, fmt.Errorf("%w: codec %d", errMin, codec)
 				}
+				if typ == 2 {
+					dh, _ := ph[7].(map[int]any)
+					if dict != nil || dh == nil || i64(dh, 2) != 0 {
+						return nil, 0, fmt.Errorf("%w: a second dictionary page, or one not PLAIN", errMin)
+					}
+					if dict, err = plainValues(body, int(i64(dh, 1)), cols[ci].ptype); err != nil {
+						return nil, 0, err
+					}
+					continue
+				}
 				dph := ph[5].(map[int]any)
-				if enc := i64(dph, 2); enc != 0 {
-					return nil, 0, fmt.Errorf("%w: value encoding %d, only PLAIN", errMin, enc)
+				enc := i64(dph, 2)
+				if enc != 0 && enc != 8 && enc != 2 {
+					return nil, 0, fmt.Errorf("%w: value encoding %d, only PLAIN and dictionary indices", errMin, enc)
+				}
+				if enc != 0 && dict == nil {
+					return nil, 0, fmt.Errorf("%w: dictionary indices without a dictionary", errMin)
 				}
 				nv := int(i64(dph, 1))
-				vals, err := decodePage(body, nv, cols[ci].ptype)
+				vals, err := decodePage(body, nv, cols[ci].ptype, enc != 0, dict)
 				if err != nil {
 					return nil, 0, err
 				}
@@ -240,8 +257,54 @@ func readMinParquet(path string) ([]minColumn, int64, error) {
 	return cols, numRows, nil
 }
 
-// decodePage reads definition levels (bit width 1) and PLAIN values.
-func decodePage(b []byte, n int, ptype int64) ([]any, error) {
+// hybrid decodes n values of the RLE/bit-packed hybrid of the given bit
+// width (at most 32).
+func hybrid(b []byte, n, width int) ([]uint32, []byte, error) {
+	if width < 0 || width > 32 {
+		return nil, nil, fmt.Errorf("%w: bit width %d", errMin, width)
+	}
+	out := make([]uint32, 0, n)
+	for len(out) < n {
+		h, k := binary.Uvarint(b)
+		if k <= 0 {
+			return nil, nil, fmt.Errorf("%w: bad run header", errMin)
+		}
+		b = b[k:]
+		if h&1 == 0 { // RLE run: the value in ceil(width/8) bytes
+			w := (width + 7) / 8
+			if len(b) < w {
+				return nil, nil, fmt.Errorf("%w: bad RLE run", errMin)
+			}
+			var v uint32
+			for i := range w {
+				v |= uint32(b[i]) << (8 * i)
+			}
+			b = b[w:]
+			for range h >> 1 {
+				out = append(out, v)
+			}
+			continue
+		}
+		g := int(h >> 1) // groups of 8 values, width bits each, LSB first
+		if len(b) < g*width {
+			return nil, nil, fmt.Errorf("%w: bad bit-packed run", errMin)
+		}
+		for i := 0; i < g*8; i++ {
+			var v uint32
+			for j := range width {
+				bit := i*width + j
+				v |= uint32(b[bit/8]>>(bit%8)&1) << j
+			}
+			out = append(out, v)
+		}
+		b = b[g*width:]
+	}
+	return out[:n], b, nil
+}
+
+// decodePage reads definition levels (bit width 1) and PLAIN values, or
+// dictionary indices into dict.
+func decodePage(b []byte, n int, ptype int64, indexed bool, dict []any) ([]any, error) {
 	if len(b) < 4 {
 		return nil, fmt.Errorf("%w: page too short", errMin)
 	}
@@ -250,46 +313,58 @@ func decodePage(b []byte, n int, ptype int64) ([]any, error) {
 		return nil, fmt.Errorf("%w: levels of %d bytes", errMin, ln)
 	}
 	lv, b := b[4:4+ln], b[4+ln:]
-	defs := make([]bool, 0, n)
-	for len(defs) < n {
-		h, k := binary.Uvarint(lv)
-		if k <= 0 {
-			return nil, fmt.Errorf("%w: bad level run", errMin)
+	defs, _, err := hybrid(lv, n, 1)
+	if err != nil {
+		return nil, err
+	}
+	set := 0
+	for _, d := range defs {
+		if d > 1 {
+			return nil, fmt.Errorf("%w: definition level %d", errMin, d)
 		}
-		lv = lv[k:]
-		if h&1 == 0 { // RLE run
-			if len(lv) < 1 {
-				return nil, fmt.Errorf("%w: bad RLE run", errMin)
+		set += int(d)
+	}
+	var vals []any
+	if indexed {
+		if len(b) < 1 {
+			return nil, fmt.Errorf("%w: no bit width", errMin)
+		}
+		idx, _, err := hybrid(b[1:], set, int(b[0]))
+		if err != nil {
+			return nil, err
+		}
+		for _, i := range idx {
+			if int(i) >= len(dict) {
+				return nil, fmt.Errorf("%w: index %d of a dictionary of %d", errMin, i, len(dict))
 			}
-			for range h >> 1 {
-				defs = append(defs, lv[0] == 1)
-			}
-			lv = lv[1:]
-		} else { // bit-packed groups of 8
-			g := int(h >> 1)
-			if len(lv) < g {
-				return nil, fmt.Errorf("%w: bad bit-packed run", errMin)
-			}
-			for i := 0; i < g*8; i++ {
-				defs = append(defs, lv[i/8]>>(i%8)&1 == 1)
-			}
-			lv = lv[g:]
+			vals = append(vals, dict[i])
+		}
+	} else if vals, err = plainValues(b, set, ptype); err != nil {
+		return nil, err
+	}
+	out := make([]any, n)
+	j := 0
+	for i, d := range defs {
+		if d == 1 {
+			out[i] = vals[j]
+			j++
 		}
 	}
-	defs = defs[:n]
-	out := make([]any, n)
+	return out, nil
+}
+
+// plainValues reads n PLAIN values of a physical type.
+func plainValues(b []byte, n int, ptype int64) ([]any, error) {
+	out := make([]any, 0, n)
 	bit := 0
-	for i, d := range defs {
-		if !d {
-			continue
-		}
+	for range n {
 		need := map[int64]int{1: 4, 2: 8, 5: 8}[ptype]
 		switch ptype {
 		case 0:
 			if bit/8 >= len(b) {
 				return nil, fmt.Errorf("%w: booleans run out", errMin)
 			}
-			out[i] = b[bit/8]>>(bit%8)&1 == 1
+			out = append(out, b[bit/8]>>(bit%8)&1 == 1)
 			bit++
 			continue
 		case 6:
@@ -297,7 +372,7 @@ func decodePage(b []byte, n int, ptype int64) ([]any, error) {
 				return nil, fmt.Errorf("%w: bad byte array", errMin)
 			}
 			l := int(binary.LittleEndian.Uint32(b))
-			out[i] = b[4 : 4+l]
+			out = append(out, b[4:4+l])
 			b = b[4+l:]
 			continue
 		case 1, 2, 5:
@@ -309,11 +384,11 @@ func decodePage(b []byte, n int, ptype int64) ([]any, error) {
 		}
 		switch ptype {
 		case 1:
-			out[i] = int64(int32(binary.LittleEndian.Uint32(b)))
+			out = append(out, int64(int32(binary.LittleEndian.Uint32(b))))
 		case 2:
-			out[i] = int64(binary.LittleEndian.Uint64(b))
+			out = append(out, int64(binary.LittleEndian.Uint64(b)))
 		case 5:
-			out[i] = math.Float64frombits(binary.LittleEndian.Uint64(b))
+			out = append(out, math.Float64frombits(binary.LittleEndian.Uint64(b)))
 		}
 		b = b[need:]
 	}

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/parquet-go/parquet-go"
-
 	"streamdbg/savepoint"
 	"streamdbg/state"
 )
@@ -21,55 +19,52 @@ import (
 // text). One pass over an operator's sections writes every keyed state's
 // file of a range, and the ranges of an operator are written in parallel.
 
-// rawConv converts the stored bytes of one column.
-type rawConv func(b []byte, fl *file) (parquet.Value, error)
+// rawConv appends the stored bytes of one field to its column.
+type rawConv func(b []byte, c *colBuf) error
 
 func rawConverter(typeName string, k kind) rawConv {
 	switch {
 	case typeName == "string" && k == kString:
-		return func(b []byte, fl *file) (parquet.Value, error) { return parquet.ByteArrayValue(fl.copy(b)), nil }
+		return func(b []byte, c *colBuf) error { c.bytes(b); return nil }
 	case (typeName == "int64" || typeName == "position") && k == kInt64:
-		return func(b []byte, _ *file) (parquet.Value, error) {
+		return func(b []byte, c *colBuf) error {
 			v, err := state.Int64.Decode(b)
 			if err != nil {
-				return parquet.Value{}, err
+				return err
 			}
-			return parquet.Int64Value(v), nil
+			c.int64(v)
+			return nil
 		}
 	case strings.HasPrefix(typeName, "json:") && k == kJSON:
-		return func(b []byte, fl *file) (parquet.Value, error) {
+		return func(b []byte, c *colBuf) error {
 			if len(b) == 0 {
-				return parquet.NullValue(), nil
+				c.null()
+			} else {
+				c.bytes(b)
 			}
-			return parquet.ByteArrayValue(fl.copy(b)), nil
+			return nil
 		}
 	case typeName == "void" || typeName == "":
-		return func(b []byte, fl *file) (parquet.Value, error) {
+		json := converter(kJSON)
+		return func(b []byte, c *colBuf) error {
 			if len(b) == 0 {
-				return parquet.NullValue(), nil
+				c.null()
+				return nil
 			}
-			return converter(kJSON)(state.Hex(b))
+			return json(state.Hex(b), c)
 		}
 	}
 	conv := converter(k)
 	disp, ok := state.LookupDisplay(typeName)
-	return func(b []byte, _ *file) (parquet.Value, error) {
+	return func(b []byte, c *colBuf) error {
 		var v any = state.Hex(b)
 		if ok {
 			if d, err := disp(b); err == nil {
 				v = d
 			}
 		}
-		return conv(v)
+		return conv(v, c)
 	}
-}
-
-// copy keeps bytes valid until the next flush (the reader reuses its key
-// buffer and its sections).
-func (fl *file) copy(b []byte) []byte {
-	start := len(fl.arena)
-	fl.arena = append(fl.arena, b...)
-	return fl.arena[start:len(fl.arena):len(fl.arena)]
 }
 
 // rawState is one keyed state's writer of one range.
@@ -131,7 +126,6 @@ func exportRawRange(ctx context.Context, sp *savepoint.Savepoint, op state.Opera
 	}
 	var cur *rawState
 	curName := ""
-	var pv [6]parquet.Value
 	var e state.Entry
 	n := 0
 	for sec, err := range sp.KeyedSections(op.ID, r) {
@@ -142,7 +136,7 @@ func exportRawRange(ctx context.Context, sp *savepoint.Savepoint, op state.Opera
 		if kg, ok, err := sr.NextKeyGroup(); err != nil || !ok || kg != sec.KeyGroup {
 			return readError{sec.SectionError(fmt.Errorf("section does not hold key group %d: %v: %w", sec.KeyGroup, err, state.ErrCorrupt))}
 		}
-		kgv, subv := parquet.Int32Value(int32(sec.KeyGroup)), parquet.Int32Value(int32(sec.Subtask))
+		kg, sub := int32(sec.KeyGroup), int32(sec.Subtask)
 		var count int64
 		for {
 			ok, err := sr.Read(&e)
@@ -162,21 +156,21 @@ func exportRawRange(ctx context.Context, sp *savepoint.Savepoint, op state.Opera
 			if n++; n&8191 == 0 && ctx.Err() != nil {
 				return ctx.Err()
 			}
-			sch := cur.fl.schema
-			pv[0], pv[1] = sch.level(0, kgv), sch.level(1, subv)
+			fl := cur.fl
+			fl.bySrc[0].int32(kg)
+			fl.bySrc[1].int32(sub)
 			fields := [4][]byte{e.Key, e.Namespace, e.UserKey, e.Value}
 			for i, conv := range [4]rawConv{cur.key, cur.ns, cur.uk, cur.vl} {
+				c := fl.bySrc[i+2]
 				if i == 2 && e.UserKey == nil {
-					pv[4] = sch.nulls[4]
+					c.null()
 					continue
 				}
-				v, err := conv(fields[i], cur.fl)
-				if err != nil {
+				if err := conv(fields[i], c); err != nil {
 					return fmt.Errorf("export: %s, key group %d, key %x: %s: %w", cur.meta.QualifiedName(), e.KeyGroup, e.Key, Columns[i+2], err)
 				}
-				pv[i+2] = sch.level(i+2, v)
 			}
-			if err := cur.fl.addValues(&pv); err != nil {
+			if err := fl.endRow(); err != nil {
 				return err
 			}
 		}

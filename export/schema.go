@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/golang/snappy"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 
@@ -14,17 +13,18 @@ import (
 
 // schema is one state's Parquet schema with a converter per column.
 type schema struct {
-	schema *parquet.Schema
-	cols   []column // in the schema's column order
-	kinds  [6]kind  // per column of Columns
-	index  [6]int   // schema column index per column of Columns
-	nulls  [6]parquet.Value
+	schema   *parquet.Schema
+	template *format.FileMetaData // the library's metadata for it (fileTemplate)
+	err      error                // from fileTemplate
+	cols     []column             // in the schema's column order
+	kinds    [6]kind              // per column of Columns
+	index    [6]int               // schema column index per column of Columns
 }
 
 type column struct {
 	index int // the leaf column index in the schema
 	src   int // index in Columns of the value it writes
-	conv  func(any) (parquet.Value, error)
+	conv  func(any, *colBuf) error
 }
 
 // kind is how a stored type name maps to a Parquet column.
@@ -87,101 +87,126 @@ func node(k kind) parquet.Node {
 	return parquet.Optional(parquet.Encoded(n, &parquet.Plain))
 }
 
-func converter(k kind) func(any) (parquet.Value, error) {
-	bad := func(v any, want string) (parquet.Value, error) {
-		return parquet.Value{}, fmt.Errorf("%v (%T) is not %s", v, v, want)
+// physical is the Parquet type a kind is stored as.
+func physical(k kind) format.Type {
+	switch k {
+	case kInt32:
+		return format.Int32
+	case kInt64, kTime, kMillis:
+		return format.Int64
+	case kDouble:
+		return format.Double
+	case kBool:
+		return format.Boolean
+	}
+	return format.ByteArray
+}
+
+// converter appends a dynamic value to a column of kind k.
+func converter(k kind) func(any, *colBuf) error {
+	bad := func(v any, want string) error {
+		return fmt.Errorf("%v (%T) is not %s", v, v, want)
 	}
 	switch k {
 	case kInt32:
-		return func(v any) (parquet.Value, error) {
+		return func(v any, c *colBuf) error {
 			switch x := v.(type) {
 			case nil:
-				return parquet.NullValue(), nil
+				c.null()
 			case int32:
-				return parquet.Int32Value(x), nil
+				c.int32(x)
+			default:
+				return bad(v, "an int32")
 			}
-			return bad(v, "an int32")
+			return nil
 		}
 	case kInt64, kMillis:
-		return func(v any) (parquet.Value, error) {
+		return func(v any, c *colBuf) error {
 			switch x := v.(type) {
 			case nil:
-				return parquet.NullValue(), nil
+				c.null()
 			case int64:
-				return parquet.Int64Value(x), nil
+				c.int64(x)
 			case time.Time:
-				if k == kMillis {
-					return parquet.Int64Value(x.UnixMilli()), nil
+				if k != kMillis {
+					return bad(v, "an integer")
 				}
+				c.int64(x.UnixMilli())
+			default:
+				return bad(v, "an integer")
 			}
-			return bad(v, "an integer")
+			return nil
 		}
 	case kString:
-		return func(v any) (parquet.Value, error) {
+		return func(v any, c *colBuf) error {
 			switch x := v.(type) {
 			case nil:
-				return parquet.NullValue(), nil
+				c.null()
 			case string:
-				return parquet.ByteArrayValue([]byte(x)), nil
+				c.bytes([]byte(x))
+			default:
+				return bad(v, "a string")
 			}
-			return bad(v, "a string")
+			return nil
 		}
 	case kDouble:
-		return func(v any) (parquet.Value, error) {
+		return func(v any, c *colBuf) error {
 			switch x := v.(type) {
 			case nil:
-				return parquet.NullValue(), nil
+				c.null()
 			case float64:
-				return parquet.DoubleValue(x), nil
+				c.double(x)
+			default:
+				return bad(v, "a number")
 			}
-			return bad(v, "a number")
+			return nil
 		}
 	case kBool:
-		return func(v any) (parquet.Value, error) {
+		return func(v any, c *colBuf) error {
 			switch x := v.(type) {
 			case nil:
-				return parquet.NullValue(), nil
+				c.null()
 			case bool:
-				return parquet.BooleanValue(x), nil
+				c.boolean(x)
+			default:
+				return bad(v, "a boolean")
 			}
-			return bad(v, "a boolean")
+			return nil
 		}
 	case kTime:
-		return func(v any) (parquet.Value, error) {
+		return func(v any, c *colBuf) error {
 			switch x := v.(type) {
 			case nil:
-				return parquet.NullValue(), nil
+				c.null()
 			case time.Time:
-				return parquet.Int64Value(x.UnixNano()), nil
+				c.int64(x.UnixNano())
+			default:
+				return bad(v, "a time")
 			}
-			return bad(v, "a time")
+			return nil
 		}
 	case kBytes:
-		return func(v any) (parquet.Value, error) {
+		return func(v any, c *colBuf) error {
 			switch x := v.(type) {
 			case nil:
-				return parquet.NullValue(), nil
+				c.null()
 			case []byte:
-				return parquet.ByteArrayValue(x), nil
+				c.bytes(x)
+			default:
+				return bad(v, "bytes")
 			}
-			return bad(v, "bytes")
+			return nil
 		}
 	}
-	return func(v any) (parquet.Value, error) {
+	return func(v any, c *colBuf) error {
 		if v == nil {
-			return parquet.NullValue(), nil
+			c.null()
+			return nil
 		}
-		return parquet.ByteArrayValue(query.AppendJSON(nil, v)), nil
+		c.scratch = query.AppendJSON(c.scratch[:0], v)
+		c.bytes(c.scratch)
+		return nil
 	}
-}
-
-// level gives a value of column src (in Columns order) its definition
-// level and column index, as the column writers want them.
-func (s *schema) level(src int, v parquet.Value) parquet.Value {
-	if v.IsNull() {
-		return s.nulls[src]
-	}
-	return v.Level(0, 1, s.index[src])
 }
 
 func newSchema(name string, kinds [6]kind) *schema {
@@ -200,8 +225,8 @@ func newSchema(name string, kinds [6]kind) *schema {
 		}
 		s.cols = append(s.cols, column{index: i, src: src, conv: converter(kinds[src])})
 		s.index[src] = i
-		s.nulls[src] = parquet.NullValue().Level(0, 0, i)
 	}
+	s.template, s.err = fileTemplate(ps)
 	return s
 }
 
@@ -224,14 +249,3 @@ func operatorSchema(m state.StateMeta) *schema {
 	}
 	return newSchema(m.StateName, [6]kind{kInt32, kInt32, key, kJSON, kInt64, kindOf(m.ValueType)})
 }
-
-// fastSnappy is Parquet's SNAPPY codec with the standard (fast) encoder;
-// the library's own picks the slower "better" compression level.
-type fastSnappy struct{}
-
-func (fastSnappy) String() string                            { return "SNAPPY" }
-func (fastSnappy) CompressionCodec() format.CompressionCodec { return format.Snappy }
-func (fastSnappy) Encode(dst, src []byte) ([]byte, error) {
-	return snappy.Encode(dst[:cap(dst)], src), nil
-}
-func (fastSnappy) Decode(dst, src []byte) ([]byte, error) { return snappy.Decode(dst[:cap(dst)], src) }
