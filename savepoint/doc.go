@@ -11,7 +11,13 @@
 // A keyed file is the concatenation of the groups of state's snapshot stream
 // (state.StreamWriter), one per non-empty key group in key-group order, with
 // no end tag; _metadata lists each group as a section: key group, offset,
-// size, CRC32C and entry count. An operator-state file is one operator
+// size, CRC32C and entry count. In format 2 (written since; format 1 is still
+// read) every group is an indexed group (state.NewIndexedStreamWriter):
+// blocks of about 4 KiB that decode alone, then a block index listing each
+// block's first state and key, size, entry count and CRC32C; the section in
+// _metadata also gives the index's size and CRC32C. A scan that wants some
+// keys or one state of a large section reads the index and the blocks that
+// can hold them only (lookup.go). An operator-state file is one operator
 // stream (state.AppendOperatorEntries) with its size, CRC32C and count in
 // _metadata. _metadata also holds the format name and version, the job's
 // name and fingerprint, the checkpoint id, the creation time, the source
@@ -35,7 +41,9 @@
 //     against its CRC32C before it is decoded, and decoding checks every
 //     length against the bytes left. Errors name the file and the key group
 //     or offset; corruption is never a panic and never wrong data.
-//   - A point lookup (one key group) reads one section of one file.
+//   - A point lookup (one key group) reads one section of one file, or in
+//     format 2 that section's index and the blocks that can hold the key,
+//     each checked against its own CRC32C before it is decoded.
 //
 // This package never modifies a savepoint once written, and never imports
 // runtime: the runtime hands over a Snapshot and restores through

@@ -120,8 +120,11 @@ func fuzzOpenBody(files map[string][]byte, valid []byte) func(t *testing.T, meta
 }
 
 // FuzzReadSection feeds arbitrary bytes as one key group of a keyed file,
-// with a _metadata whose checksum matches them, so that the decoder behind
-// the checksum sees them: errors, never panics or disordered entries.
+// with a _metadata whose checksums match them, so that the decoder behind
+// the checksum sees them: errors, never panics or disordered entries. With
+// format1 false the section is a format 2 one whose last indexSize bytes
+// are its block index; the scans then include point lookups, which read
+// the index and blocks.
 func FuzzReadSection(f *testing.F) {
 	_, files := fuzzSavepoint(f)
 	var meta Metadata
@@ -137,22 +140,45 @@ func FuzzReadSection(f *testing.F) {
 	kf := op.Subtasks[0].Keyed
 	data := files[kf.Name]
 	for _, s := range kf.Sections {
-		f.Add(data[s.Offset : s.Offset+s.Size])
+		f.Add(data[s.Offset:s.Offset+s.Size], uint32(s.IndexSize), false)
 	}
-	f.Fuzz(func(t *testing.T, b []byte) {
+	// Format 1 sections.
+	v1 := vfs.NewMem()
+	if err := write(v1, "/sp", newFixture(40, 4, 11).snapshot(2), 1); err != nil {
+		f.Fatal(err)
+	}
+	v1sp, err := Open(v1, "/sp")
+	if err != nil {
+		f.Fatal(err)
+	}
+	v1files := dirBytes(f, v1, "/sp")
+	v1data := v1files[kf.Name]
+	for _, s := range v1sp.Meta().Operators[0].Subtasks[0].Keyed.Sections {
+		f.Add(v1data[s.Offset:s.Offset+s.Size], uint32(0), true)
+	}
+	f.Fuzz(func(t *testing.T, b []byte, indexSize uint32, format1 bool) {
 		if len(b) < 2 {
 			return
 		}
-		m := meta
-		ops := append([]OperatorMeta(nil), meta.Operators...)
+		m, files := meta, files
+		sec := Section{KeyGroup: 0, Offset: 0, Size: int64(len(b)), CRC32C: state.CRC32C(b), Entries: 1}
+		if format1 {
+			m, files = *v1sp.Meta(), v1files
+		} else {
+			if int64(indexSize) < minIndex || int64(indexSize) >= sec.Size {
+				return // _metadata itself would be invalid
+			}
+			sec.IndexSize = int64(indexSize)
+			sec.IndexCRC32C = state.CRC32C(b[len(b)-int(indexSize):])
+		}
+		ops := append([]OperatorMeta(nil), m.Operators...)
 		for i := range ops {
 			if ops[i].ID != sumID {
 				continue
 			}
 			subs := append([]SubtaskMeta(nil), ops[i].Subtasks...)
-			subs[0].Keyed = &KeyedFile{Name: kf.Name, Size: int64(len(b)), Sections: []Section{
-				{KeyGroup: subs[0].KeyGroups.Start, Offset: 0, Size: int64(len(b)), CRC32C: state.CRC32C(b), Entries: 1},
-			}}
+			sec.KeyGroup = subs[0].KeyGroups.Start
+			subs[0].Keyed = &KeyedFile{Name: kf.Name, Size: int64(len(b)), Sections: []Section{sec}}
 			ops[i].Subtasks = subs
 		}
 		m.Operators = ops
@@ -169,7 +195,7 @@ func FuzzReadSection(f *testing.F) {
 				}
 			}
 		}
-		m.States = append([]StateRecord(nil), meta.States...)
+		m.States = append([]StateRecord(nil), m.States...)
 		first := true
 		for i := range m.States {
 			if r := &m.States[i]; r.OperatorID == sumID && r.Scope == "keyed" {
@@ -210,6 +236,18 @@ func FuzzReadSection(f *testing.F) {
 		}
 		if err := readEverything(sp); err != nil && !errors.Is(err, state.ErrCorrupt) {
 			t.Fatalf("error not marked corrupt: %v", err)
+		}
+		// Point lookups: rows of the key asked for, or a marked error.
+		for _, key := range []string{"key_0", "key_3", "key_17"} {
+			for r, err := range sp.Keyed(state.KeyedScan{OperatorID: sumID, Keys: []any{key}}) {
+				if err != nil {
+					if !errors.Is(err, state.ErrCorrupt) && !errors.Is(err, ErrChecksum) {
+						t.Fatalf("lookup: error not marked: %v", err)
+					}
+					break
+				}
+				_ = r
+			}
 		}
 	})
 }

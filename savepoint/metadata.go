@@ -13,8 +13,14 @@ import (
 const (
 	// FormatName is the "format" field of every _metadata.
 	FormatName = "streamdbg-savepoint"
-	// FormatVersion is the version this package writes and reads.
-	FormatVersion = 1
+	// FormatVersion is the version this package writes. It reads
+	// versions 1 and 2: version 2 sections are indexed groups (blocks
+	// with an index, state.NewIndexedStreamWriter), so that a point
+	// lookup reads and checks only the blocks that can hold its key;
+	// version 1 sections are plain groups.
+	FormatVersion = 2
+	// minVersion is the oldest version this package reads.
+	minVersion = 1
 	// MetadataFile is the name of the metadata file in a savepoint directory.
 	MetadataFile = "_metadata"
 
@@ -30,6 +36,10 @@ const (
 	// state per state file; a job with more raises its max parallelism.
 	// (It was 1 GiB: a sparse 36 KB file then made a query allocate 1 GB.)
 	maxSection = 64 << 20
+	// minIndex is the size of the smallest block index: its length
+	// field, the block count and one ref of a block (flags, state name
+	// length, key length, size, entries, CRC32C).
+	minIndex = 4 + 1 + 1 + 1 + 1 + 1 + 1 + 4
 )
 
 var (
@@ -113,6 +123,10 @@ type Section struct {
 	Size     int64  `json:"size"`
 	CRC32C   uint32 `json:"crc32c"`
 	Entries  int64  `json:"entries"`
+	// IndexSize is the size of the section's block index (its last
+	// bytes) and IndexCRC32C their checksum; format 2 only.
+	IndexSize   int64  `json:"index_size,omitempty"`
+	IndexCRC32C uint32 `json:"index_crc32c,omitempty"`
 }
 
 // OperatorFile is a subtask's operator state file: one section, the whole file.
@@ -203,9 +217,10 @@ func (m *Metadata) validate() error {
 	if m.Format != FormatName {
 		return bad("format %q, want %q", m.Format, FormatName)
 	}
-	if m.Version != FormatVersion {
-		return bad("format version %d, this reader reads version %d", m.Version, FormatVersion)
+	if m.Version < minVersion || m.Version > FormatVersion {
+		return bad("format version %d, this reader reads versions %d to %d", m.Version, minVersion, FormatVersion)
 	}
+	indexed := m.Version >= 2
 	ids := map[string]bool{}
 	files := map[string]bool{}
 	useName := func(n string) error {
@@ -265,6 +280,10 @@ func (m *Metadata) validate() error {
 						return bad("%s: key group %d: size %d at offset %d in a file of %d bytes", f.Name, s.KeyGroup, s.Size, s.Offset, f.Size)
 					case s.Entries < 1 || s.Entries > s.Size/2:
 						return bad("%s: key group %d: %d entries in %d bytes", f.Name, s.KeyGroup, s.Entries, s.Size)
+					case indexed && (s.IndexSize < minIndex || s.IndexSize >= s.Size):
+						return bad("%s: key group %d: index of %d bytes in a section of %d", f.Name, s.KeyGroup, s.IndexSize, s.Size)
+					case !indexed && (s.IndexSize != 0 || s.IndexCRC32C != 0):
+						return bad("%s: key group %d: an index in a format %d savepoint", f.Name, s.KeyGroup, m.Version)
 					}
 					prev, off = s.KeyGroup, off+s.Size
 				}

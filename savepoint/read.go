@@ -22,6 +22,8 @@ type Savepoint struct {
 	fs   vfs.FS
 	dir  string
 	meta *Metadata
+	// indexed: the keyed files' sections are indexed groups (format 2).
+	indexed bool
 
 	ops    []*operator
 	byID   map[string]*operator
@@ -63,7 +65,7 @@ func Open(fs vfs.FS, dir string) (*Savepoint, error) {
 	if err := meta.validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	s := &Savepoint{fs: fs, dir: dir, meta: meta, byID: map[string]*operator{}}
+	s := &Savepoint{fs: fs, dir: dir, meta: meta, indexed: meta.Version >= 2, byID: map[string]*operator{}}
 	for i := range meta.Operators {
 		om := &meta.Operators[i]
 		name := om.Name
@@ -324,6 +326,9 @@ func (s *Savepoint) decodeSection(f *KeyedFile, sec Section, b []byte, fn func(s
 	if !ok || kg != sec.KeyGroup {
 		return false, bad(fmt.Errorf("section holds key group %d: %w", kg, state.ErrCorrupt))
 	}
+	if err := s.checkGroupKind(sr, sec); err != nil {
+		return false, bad(err)
+	}
 	var n int64
 	var e state.Entry
 	for {
@@ -343,6 +348,15 @@ func (s *Savepoint) decodeSection(f *KeyedFile, sec Section, b []byte, fn func(s
 		return false, bad(fmt.Errorf("offset %d: %d entries, _metadata says %d, or bytes after them: %w", sr.Offset(), n, sec.Entries, state.ErrCorrupt))
 	}
 	return true, nil
+}
+
+// checkGroupKind refuses a section whose group is not of the savepoint's
+// format: indexed groups in format 2, plain ones in format 1.
+func (s *Savepoint) checkGroupKind(sr *state.StreamReader, sec Section) error {
+	if sr.Indexed() != s.indexed {
+		return fmt.Errorf("offset %d: section is not a group of format %d: %w", sec.Offset, s.meta.Version, state.ErrCorrupt)
+	}
+	return nil
 }
 
 // readOperator reads and decodes one subtask's operator state file.

@@ -46,6 +46,9 @@ type rowMaker struct {
 	pre  func(key, value []byte, keyGroup int) bool
 	skip bool
 	buf  []byte
+	// ibuf holds a section's block index during a lookup (buf its blocks).
+	ibuf []byte
+	want []bool
 }
 
 // keep reports whether the row of e is wanted: its state is scanned, and
@@ -137,6 +140,12 @@ func (m *rowMaker) unit(s *Savepoint, u scanUnit) ([]state.KeyedRow, error) {
 			m.buf = *p
 		}
 	}
+	if s.indexed && u.sec.Size > lookupMinSection && (m.scan.Keys != nil || m.scan.StateName != "") {
+		rows, done, err := m.lookup(s, r, u)
+		if done || err != nil {
+			return rows, err
+		}
+	}
 	b, err := r.readInto(m.buf, u.sec.Offset, u.sec.Size, u.sec.CRC32C, fmt.Sprintf("key group %d", u.sec.KeyGroup))
 	if err != nil {
 		return nil, err
@@ -153,6 +162,9 @@ func (m *rowMaker) unit(s *Savepoint, u scanUnit) ([]state.KeyedRow, error) {
 	}
 	if !ok || kg != u.sec.KeyGroup {
 		return nil, bad(fmt.Errorf("section holds key group %d: %w", kg, state.ErrCorrupt))
+	}
+	if err := s.checkGroupKind(sr, u.sec); err != nil {
+		return nil, bad(err)
 	}
 	var rows []state.KeyedRow
 	var n int64

@@ -74,7 +74,12 @@ type SubtaskSnapshot struct {
 // final rename never replaces an existing directory (RENAME_NOREPLACE on
 // Linux; elsewhere, a check under the lock), so exactly one of them makes
 // dir and the others fail with ErrExists.
-func Write(fs vfs.FS, dir string, snap *Snapshot) (err error) {
+func Write(fs vfs.FS, dir string, snap *Snapshot) error {
+	return write(fs, dir, snap, FormatVersion)
+}
+
+// write is Write in the given format version (tests write version 1).
+func write(fs vfs.FS, dir string, snap *Snapshot, version int) (err error) {
 	dir = filepath.Clean(dir)
 	if err := checkAbsent(fs, dir); err != nil {
 		return err
@@ -104,7 +109,7 @@ func Write(fs vfs.FS, dir string, snap *Snapshot) (err error) {
 			_ = fs.RemoveAll(tmp)
 		}
 	}()
-	meta, err := writeFiles(fs, tmp, snap)
+	meta, err := writeFiles(fs, tmp, snap, version)
 	if err != nil {
 		return err
 	}
@@ -243,8 +248,8 @@ func (s *stateStats) meta(name string, scope state.Scope) (*state.StateMeta, err
 	return m, nil
 }
 
-func writeFiles(fs vfs.FS, tmp string, snap *Snapshot) (*Metadata, error) {
-	meta := &Metadata{Format: FormatName, Version: FormatVersion, JobName: snap.JobName, JobFingerprint: snap.JobFingerprint,
+func writeFiles(fs vfs.FS, tmp string, snap *Snapshot, version int) (*Metadata, error) {
+	meta := &Metadata{Format: FormatName, Version: version, JobName: snap.JobName, JobFingerprint: snap.JobFingerprint,
 		CheckpointID: snap.CheckpointID, Created: representable(snap.Created), Position: snap.Position, ProcessingTime: snap.ProcessingTime,
 		Sources: slices.Clone(snap.Sources), Operators: []OperatorMeta{}, States: []StateRecord{}}
 	if meta.Sources == nil {
@@ -285,7 +290,7 @@ func writeFiles(fs vfs.FS, tmp string, snap *Snapshot) (*Metadata, error) {
 			sm := SubtaskMeta{Index: i, KeyGroups: KeyGroups{want.Start, want.End}}
 			if sub.Keyed != nil {
 				name := keyedFileName(op.ID, i)
-				kf, err := writeKeyed(fs, fs.PathJoin(tmp, name), sub, stats)
+				kf, err := writeKeyed(fs, fs.PathJoin(tmp, name), sub, stats, version)
 				if err != nil {
 					return nil, fmt.Errorf("savepoint: operator %q subtask %d: %w", op.Name, i, err)
 				}
@@ -343,12 +348,12 @@ func hasOperatorState(ms []state.StateMeta) bool {
 	return false
 }
 
-func writeKeyed(fs vfs.FS, path string, sub SubtaskSnapshot, stats *stateStats) (*KeyedFile, error) {
+func writeKeyed(fs vfs.FS, path string, sub SubtaskSnapshot, stats *stateStats, version int) (*KeyedFile, error) {
 	f, err := fs.Create(path, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return nil, err
 	}
-	kf, err := writeKeyedTo(f, sub, stats)
+	kf, err := writeKeyedTo(f, sub, stats, version)
 	if err != nil {
 		_ = f.Close()
 		return nil, err
@@ -356,8 +361,11 @@ func writeKeyed(fs vfs.FS, path string, sub SubtaskSnapshot, stats *stateStats) 
 	return kf, syncClose(f, path)
 }
 
-func writeKeyedTo(f vfs.File, sub SubtaskSnapshot, stats *stateStats) (*KeyedFile, error) {
-	sw := state.NewStreamWriter(f)
+func writeKeyedTo(f vfs.File, sub SubtaskSnapshot, stats *stateStats, version int) (*KeyedFile, error) {
+	sw := state.NewIndexedStreamWriter(f)
+	if version < 2 {
+		sw = state.NewStreamWriter(f)
+	}
 	kf := &KeyedFile{Sections: []Section{}}
 	for kg := sub.KeyGroups.Start; kg <= sub.KeyGroups.End; kg++ {
 		begun := false
@@ -395,7 +403,8 @@ func writeKeyedTo(f vfs.File, sub SubtaskSnapshot, stats *stateStats) (*KeyedFil
 		if g.Size > maxSection {
 			return nil, fmt.Errorf("key group %d is %d bytes, more than the %d MiB a savepoint section may hold: raise --max-parallelism to spread the state over more key groups", kg, g.Size, maxSection>>20)
 		}
-		kf.Sections = append(kf.Sections, Section{KeyGroup: kg, Offset: g.Offset, Size: g.Size, CRC32C: g.CRC32C, Entries: g.Entries})
+		kf.Sections = append(kf.Sections, Section{KeyGroup: kg, Offset: g.Offset, Size: g.Size, CRC32C: g.CRC32C, Entries: g.Entries,
+			IndexSize: g.IndexSize, IndexCRC32C: g.IndexCRC32C})
 	}
 	if err := sw.Flush(); err != nil {
 		return nil, err

@@ -122,6 +122,15 @@ func NewKeyFilter(keyType string, literals []any) *KeyFilter {
 	return f
 }
 
+// Encoded returns the filter's keys, encoded; nil for a nil filter (which
+// matches everything).
+func (f *KeyFilter) Encoded() [][]byte {
+	if f == nil {
+		return nil
+	}
+	return f.keys
+}
+
 // Match reports whether an encoded key is one of the filter's keys.
 func (f *KeyFilter) Match(key []byte) bool {
 	if f == nil {

@@ -37,10 +37,32 @@ import (
 // without the groups before it (a savepoint reads one key group alone).
 //
 // Zero-length namespaces and user keys decode as nil.
+//
+// Indexed groups (savepoint format 2) lay a group out so that a point
+// lookup reads and checks only the blocks that can hold its key:
+//
+//	group2 = 0x02 uvarint(keyGroup) { block } u32le(0) index
+//	index  = u32le(n) n bytes of: uvarint(blocks) { ref }
+//	ref    = flags [uvarint len, state] uvarint len, key
+//	         uvarint(size) uvarint(entries) u32le(crc32c)
+//	  flags bit 0: state name follows; else the previous ref's
+//
+// Blocks close at about IndexedBlockTarget bytes. The first entry of every
+// block restarts its fields (state name, whole key, namespace), so a block
+// decodes alone; the order across blocks is still strict and checked. Ref i
+// describes block i: its first entry's state and key, its payload size (the
+// bytes after its length field), its entry count and the CRC32C of its
+// payload. Blocks follow each other from the group header on, so their
+// offsets are the sums of the sizes before them.
+//
+// INVARIANT: a reader of an indexed group checks that its index describes
+// the blocks it decoded, so a group whose whole bytes are checked (its
+// section's CRC32C) has an index a point lookup may rely on.
 
 const (
-	tagEnd   = 0x00
-	tagGroup = 0x01
+	tagEnd          = 0x00
+	tagGroup        = 0x01
+	tagIndexedGroup = 0x02
 
 	flagState = 1 << 0
 	flagKey   = 1 << 1
@@ -50,6 +72,9 @@ const (
 
 	// blockTarget is the size after which the writer closes a block.
 	blockTarget = 64 << 10
+	// IndexedBlockTarget is the block size of indexed groups: what a point
+	// lookup reads and decodes besides the index.
+	IndexedBlockTarget = 4 << 10
 	// flushTarget is how many bytes the writer buffers before writing.
 	flushTarget = 256 << 10
 )
@@ -80,6 +105,12 @@ type GroupInfo struct {
 	Offset, Size int64
 	CRC32C       uint32
 	Entries      int64
+	// IndexSize is the size of an indexed group's index (its last bytes),
+	// IndexCRC32C their checksum, Blocks the number of blocks; zero for a
+	// plain group.
+	IndexSize   int64
+	IndexCRC32C uint32
+	Blocks      int
 }
 
 // StreamWriter encodes keyed entries, one key group at a time, into an
@@ -102,11 +133,27 @@ type StreamWriter struct {
 	prevNS    []byte
 	prevUK    []byte
 	first     bool
+
+	// Indexed groups: the block size, and the refs of the group's blocks
+	// so far (their keys in refKeys).
+	indexed     bool
+	target      int
+	refs        []BlockRef
+	refKeys     []byte
+	blockOffset int64 // group offset of the open block's length field
 }
 
 // NewStreamWriter returns a writer that writes to w.
 func NewStreamWriter(w io.Writer) *StreamWriter {
-	return &StreamWriter{w: w, buf: make([]byte, 0, flushTarget+blockTarget), blockStart: -1, lastGroup: -1}
+	return &StreamWriter{w: w, buf: make([]byte, 0, flushTarget+blockTarget), blockStart: -1, lastGroup: -1, target: blockTarget}
+}
+
+// NewIndexedStreamWriter returns a writer of indexed groups (savepoint
+// format 2) to w.
+func NewIndexedStreamWriter(w io.Writer) *StreamWriter {
+	sw := NewStreamWriter(w)
+	sw.indexed, sw.target = true, IndexedBlockTarget
+	return sw
 }
 
 // Offset is the number of bytes written to the stream so far, flushed or not.
@@ -129,7 +176,12 @@ func (w *StreamWriter) BeginKeyGroup(kg int) error {
 	w.inGroup, w.first, w.lastGroup = true, true, kg
 	w.group = GroupInfo{KeyGroup: kg, Offset: w.Offset()}
 	w.crc, w.crcFrom = 0, len(w.buf)
-	w.buf = append(w.buf, tagGroup)
+	if w.indexed {
+		w.buf = append(w.buf, tagIndexedGroup)
+		w.refs, w.refKeys = w.refs[:0], w.refKeys[:0]
+	} else {
+		w.buf = append(w.buf, tagGroup)
+	}
 	w.buf = binary.AppendUvarint(w.buf, uint64(kg))
 	w.prevState, w.prevKey, w.prevNS, w.prevUK = "", w.prevKey[:0], w.prevNS[:0], w.prevUK[:0]
 	return nil
@@ -202,9 +254,23 @@ func (w *StreamWriter) Write(e Entry) error {
 	if len(e.UserKey) > 0 {
 		flags |= flagUK
 	}
+	restart := w.first
 	if w.blockStart < 0 {
 		w.blockStart = len(w.buf)
 		w.buf = append(w.buf, 0, 0, 0, 0)
+		if w.indexed {
+			// The block's first entry restarts its fields, so the
+			// block decodes alone.
+			restart = true
+			flags |= flagState | flagKey | flagNS
+			w.blockOffset = w.Offset() - 4 - w.group.Offset
+			k := len(w.refKeys)
+			w.refKeys = append(w.refKeys, e.Key...)
+			w.refs = append(w.refs, BlockRef{State: e.State, Key: w.refKeys[k:len(w.refKeys):len(w.refKeys)], Offset: w.blockOffset})
+		}
+	}
+	if w.indexed {
+		w.refs[len(w.refs)-1].Entries++
 	}
 	b := append(w.buf, flags)
 	if flags&flagState != 0 {
@@ -213,7 +279,7 @@ func (w *StreamWriter) Write(e Entry) error {
 		w.prevState = e.State
 	}
 	if flags&flagKey != 0 {
-		if w.first {
+		if restart {
 			shared = 0
 		}
 		b = binary.AppendUvarint(b, uint64(shared))
@@ -235,7 +301,7 @@ func (w *StreamWriter) Write(e Entry) error {
 	w.buf = append(b, e.Value...)
 	w.first = false
 	w.group.Entries++
-	if len(w.buf)-w.blockStart >= blockTarget {
+	if len(w.buf)-w.blockStart >= w.target {
 		w.closeBlock()
 		if len(w.buf) >= flushTarget {
 			return w.flush()
@@ -248,7 +314,13 @@ func (w *StreamWriter) closeBlock() {
 	if w.blockStart < 0 {
 		return
 	}
-	binary.LittleEndian.PutUint32(w.buf[w.blockStart:], uint32(len(w.buf)-w.blockStart-4))
+	n := len(w.buf) - w.blockStart - 4
+	binary.LittleEndian.PutUint32(w.buf[w.blockStart:], uint32(n))
+	if w.indexed {
+		r := &w.refs[len(w.refs)-1]
+		r.Size = n
+		r.CRC32C = CRC32C(w.buf[w.blockStart+4:])
+	}
 	w.blockStart = -1
 }
 
@@ -262,12 +334,21 @@ func (w *StreamWriter) EndKeyGroup() (GroupInfo, error) {
 	}
 	w.closeBlock()
 	w.buf = append(w.buf, 0, 0, 0, 0)
+	var idx []byte
+	if w.indexed {
+		start := len(w.buf)
+		w.buf = appendGroupIndex(w.buf, w.refs)
+		idx = w.buf[start:]
+	}
 	w.crc = crc32.Update(w.crc, castagnoli, w.buf[w.crcFrom:])
 	w.crcFrom = len(w.buf)
 	w.inGroup = false
 	g := w.group
 	g.Size = w.Offset() - g.Offset
 	g.CRC32C = w.crc
+	if w.indexed {
+		g.IndexSize, g.IndexCRC32C, g.Blocks = int64(len(idx)), CRC32C(idx), len(w.refs)
+	}
 	if len(w.buf) >= flushTarget {
 		if err := w.flush(); err != nil {
 			return GroupInfo{}, err
@@ -383,6 +464,21 @@ type StreamReader struct {
 	ukOwned   []byte
 	hdr       [binary.MaxVarintLen64]byte
 	finished  bool
+
+	// Indexed groups. restart: the next entry is a block's first, which
+	// restarts its fields; it is ordered against the entry before it,
+	// kept in last*. seen lists the group's blocks so far, to check the
+	// index against; n counts the group's entries.
+	indexed   bool
+	single    bool // one block alone (NewBlockReader)
+	restart   bool
+	lastState string
+	lastKey   []byte
+	lastNS    []byte
+	lastUK    []byte
+	seen      []BlockRef
+	seenKeys  []byte
+	n         int64
 }
 
 // NewStreamReaderBytes reads the stream in b; base is the offset of b[0] in
@@ -396,6 +492,18 @@ func NewStreamReaderBytes(b []byte, base int64) *StreamReader {
 func NewStreamReader(r io.Reader) *StreamReader {
 	return &StreamReader{r: r, end: -1, lastGroup: -1}
 }
+
+// NewBlockReader reads the entries of one block of an indexed group of key
+// group kg alone: b is its payload (the bytes after its length field), base
+// the offset of b[0] in its file. Read yields its entries until the block
+// ends; Done reports whether they used all of b.
+func NewBlockReader(b []byte, base int64, kg int) *StreamReader {
+	return &StreamReader{buf: b, base: base, end: len(b), lastGroup: kg, group: kg,
+		inGroup: true, first: true, indexed: true, single: true, restart: true}
+}
+
+// Indexed reports whether the current (or last) group is an indexed group.
+func (r *StreamReader) Indexed() bool { return r.indexed }
 
 // Offset is the stream offset of the next byte the reader will decode.
 func (r *StreamReader) Offset() int64 { return r.base + int64(r.pos) }
@@ -488,6 +596,9 @@ func (r *StreamReader) NextKeyGroup() (kg int, ok bool, err error) {
 		r.finished = true
 		return 0, false, nil
 	case tagGroup:
+		r.indexed = false
+	case tagIndexedGroup:
+		r.indexed = true
 	default:
 		r.pos--
 		return 0, false, r.corrupt("unknown tag 0x%02x", tag[0])
@@ -504,6 +615,7 @@ func (r *StreamReader) NextKeyGroup() (kg int, ok bool, err error) {
 	}
 	r.inGroup, r.first, r.group, r.lastGroup = true, true, int(v), int(v)
 	r.state, r.key, r.ns, r.uk = "", r.key[:0], nil, nil
+	r.seen, r.seenKeys, r.n = r.seen[:0], r.seenKeys[:0], 0
 	return r.group, true, nil
 }
 
@@ -519,6 +631,10 @@ func (r *StreamReader) Read(e *Entry) (ok bool, err error) {
 		return false, nil
 	}
 	if r.end < 0 || r.pos == r.end {
+		if r.single {
+			r.inGroup = false
+			return false, nil
+		}
 		if r.end >= 0 {
 			r.end = -1
 		}
@@ -541,23 +657,48 @@ func (r *StreamReader) nextBlock() (bool, error) {
 		r.ukOwned = append(r.ukOwned[:0], r.uk...)
 		r.uk = r.ukOwned[:len(r.uk):len(r.uk)]
 	}
+	if r.indexed && len(r.seen) > 0 {
+		b := &r.seen[len(r.seen)-1]
+		b.Entries = r.n - b.Entries
+	}
 	lb, err := r.readRaw(4)
 	if err != nil {
 		return false, err
 	}
 	n := int(binary.LittleEndian.Uint32(lb))
 	if n == 0 {
+		if r.indexed {
+			return false, r.checkIndex()
+		}
 		return false, nil
 	}
 	if n > maxBlock {
 		return false, fmt.Errorf("state: snapshot stream: offset %d: block of %d bytes exceeds %d: %w", start, n, maxBlock, ErrCorrupt)
 	}
+	if err := r.fill(n, "block", start); err != nil {
+		return false, err
+	}
+	if r.indexed {
+		// The previous entry stays what the block's first is ordered
+		// against; its fields no longer serve as prefixes.
+		r.restart = true
+		r.lastState, r.lastNS, r.lastUK = r.state, r.ns, r.uk
+		r.lastKey = append(r.lastKey[:0], r.key...)
+		r.key = r.key[:0]
+		r.seen = append(r.seen, BlockRef{Size: n, Entries: r.n})
+	}
+	return true, nil
+}
+
+// fill makes the next n bytes the current block (or index): in bytes mode
+// by bounds, in reader mode by reading them.
+func (r *StreamReader) fill(n int, what string, start int64) error {
 	if r.r == nil {
 		if len(r.buf)-r.pos < n {
-			return false, fmt.Errorf("state: snapshot stream: offset %d: block of %d bytes runs past the end (%d left): %w", start, n, len(r.buf)-r.pos, ErrCorrupt)
+			return fmt.Errorf("state: snapshot stream: offset %d: %s of %d bytes runs past the end (%d left): %w", start, what, n, len(r.buf)-r.pos, ErrCorrupt)
 		}
 		r.end = r.pos + n
-		return true, nil
+		return nil
 	}
 	// Grow in steps so that a lying length costs no more memory than the
 	// bytes actually there.
@@ -570,11 +711,58 @@ func (r *StreamReader) nextBlock() (bool, error) {
 		r.buf = r.buf[:m+step]
 		if _, err := io.ReadFull(r.r, r.buf[m:]); err != nil {
 			r.buf = r.buf[:m]
-			return false, r.readErr(err)
+			return r.readErr(err)
 		}
 	}
 	r.end = n
-	return true, nil
+	return nil
+}
+
+// checkIndex reads the index after an indexed group's last block and
+// checks that it describes the blocks just decoded.
+func (r *StreamReader) checkIndex() error {
+	start := r.Offset()
+	lb, err := r.readRaw(4)
+	if err != nil {
+		return err
+	}
+	n := int(binary.LittleEndian.Uint32(lb))
+	if n > maxBlock {
+		return fmt.Errorf("state: snapshot stream: offset %d: group index of %d bytes exceeds %d: %w", start, n, maxBlock, ErrCorrupt)
+	}
+	var idx []byte
+	if r.r == nil {
+		if err := r.fill(n, "group index", start); err != nil {
+			return err
+		}
+		idx = r.buf[r.pos-4 : r.end]
+	} else {
+		// The index with its length field, as decodeIndex reads it.
+		lf := binary.LittleEndian.AppendUint32(nil, uint32(n))
+		if err := r.fill(n, "group index", start); err != nil {
+			return err
+		}
+		idx = append(lf, r.buf[:n]...)
+	}
+	r.pos, r.end = r.end, -1
+	refs, err := decodeIndex(idx, start)
+	if err != nil {
+		return err
+	}
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("state: snapshot stream: offset %d: group index of key group %d: %s: %w", start, r.group, fmt.Sprintf(format, args...), ErrCorrupt)
+	}
+	if len(refs) != len(r.seen) {
+		return bad("lists %d blocks, the group has %d", len(refs), len(r.seen))
+	}
+	for i, ref := range refs {
+		b := r.seen[i]
+		if ref.Size != b.Size || ref.Entries != b.Entries || ref.State != b.State || !bytes.Equal(ref.Key, b.Key) {
+			return bad("block %d is listed as %d bytes, %d entries from state %q key %x; it is %d bytes, %d entries from state %q key %x",
+				i, ref.Size, ref.Entries, ref.State, ref.Key, b.Size, b.Entries, b.State, b.Key)
+		}
+	}
+	return nil
 }
 
 func (r *StreamReader) field(what string) ([]byte, error) {
@@ -662,6 +850,9 @@ func (r *StreamReader) decodeEntry(e *Entry) (bool, error) {
 	if r.first && flags&flagState == 0 {
 		return false, r.corrupt("first entry of key group %d has no state name", r.group)
 	}
+	if r.restart && flags&(flagState|flagKey|flagNS) != flagState|flagKey|flagNS {
+		return false, r.corrupt("first entry of a block of key group %d does not restart its fields", r.group)
+	}
 	var f []byte
 	var ok bool
 
@@ -724,6 +915,20 @@ func (r *StreamReader) decodeEntry(e *Entry) (bool, error) {
 		return r.badField(pos, "value")
 	}
 	r.pos = pos
+	if r.restart {
+		r.restart = false
+		c = r.orderAfterLast(uk)
+		if !r.single {
+			k := len(r.seenKeys)
+			r.seenKeys = append(r.seenKeys, r.key...)
+			sb := &r.seen[len(r.seen)-1]
+			sb.State, sb.Key = r.state, r.seenKeys[k:len(r.seenKeys):len(r.seenKeys)]
+			if len(sb.Key) == 0 {
+				sb.Key = nil
+			}
+		}
+	}
+	r.n++
 	if c <= 0 && !r.first {
 		return false, fmt.Errorf("state: snapshot stream: offset %d: entry out of order in key group %d: %w", r.base+int64(start), r.group, ErrCorrupt)
 	}
@@ -734,6 +939,21 @@ func (r *StreamReader) decodeEntry(e *Entry) (bool, error) {
 	}
 	e.State, e.KeyGroup, e.Key, e.Namespace, e.UserKey, e.Value = r.state, r.group, key, r.ns, uk, value
 	return true, nil
+}
+
+// orderAfterLast compares the entry just decoded at a block's start with
+// the one before the block.
+func (r *StreamReader) orderAfterLast(uk []byte) int {
+	if c := strings.Compare(r.state, r.lastState); c != 0 {
+		return c
+	}
+	if c := bytes.Compare(r.key, r.lastKey); c != 0 {
+		return c
+	}
+	if c := bytes.Compare(r.ns, r.lastNS); c != 0 {
+		return c
+	}
+	return bytes.Compare(uk, r.lastUK)
 }
 
 // All yields every entry of every group until the end of the stream.

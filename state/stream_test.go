@@ -47,8 +47,17 @@ func randomEntries(rng *rand.Rand, n int, big bool) []Entry {
 
 func writeStream(t testing.TB, es []Entry) ([]byte, []GroupInfo) {
 	t.Helper()
+	return writeStreamOf(t, es, false)
+}
+
+// writeStreamOf writes es as a stream of plain or indexed groups.
+func writeStreamOf(t testing.TB, es []Entry, indexed bool) ([]byte, []GroupInfo) {
+	t.Helper()
 	var buf bytes.Buffer
 	w := NewStreamWriter(&buf)
+	if indexed {
+		w = NewIndexedStreamWriter(&buf)
+	}
 	var infos []GroupInfo
 	for i, e := range es {
 		if i == 0 || e.KeyGroup != es[i-1].KeyGroup {
@@ -260,6 +269,8 @@ func FuzzStreamReader(f *testing.F) {
 	b, _ := writeStream(f, randomEntries(rng, 12, false))
 	f.Add(b)
 	f.Add([]byte{tagGroup, 0, 1, 0, 0, 0, flagState})
+	ib, _ := writeStreamOf(f, randomEntries(rng, 300, false), true)
+	f.Add(ib)
 	f.Add(AppendOperatorEntries(nil, []OperatorEntry{{State: "s", Kind: KindSplitList, Value: []byte("v")}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var prev Entry
