@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"os"
+	"sync"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -19,13 +20,17 @@ var errInjected = errors.New("injected failure")
 // killed at that moment leaves on disk.
 type crashFS struct {
 	vfs.FS
-	mem    *vfs.MemFS
+	mem *vfs.MemFS
+	// mu orders the steps of writers in parallel (a savepoint's subtasks).
+	mu     sync.Mutex
 	n      int
 	failAt int
 	clones []*vfs.MemFS
 }
 
 func (c *crashFS) step() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.n++
 	if c.n != c.failAt {
 		return nil

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -398,9 +399,10 @@ func TestRescale(t *testing.T) {
 	}
 }
 
-// countingFS counts files opened and bytes read.
+// countingFS counts files opened and bytes read (scans read in parallel).
 type countingFS struct {
 	vfs.FS
+	mu    sync.Mutex
 	opens []string
 	read  int64
 }
@@ -415,19 +417,25 @@ func (c *countingFS) Open(name string, opts ...vfs.OpenOption) (vfs.File, error)
 	if err != nil {
 		return nil, err
 	}
+	c.mu.Lock()
 	c.opens = append(c.opens, name)
+	c.mu.Unlock()
 	return &countingFile{f, c}, nil
 }
 
 func (f *countingFile) ReadAt(p []byte, off int64) (int, error) {
 	n, err := f.File.ReadAt(p, off)
+	f.fs.mu.Lock()
 	f.fs.read += int64(n)
+	f.fs.mu.Unlock()
 	return n, err
 }
 
 func (f *countingFile) Read(p []byte) (int, error) {
 	n, err := f.File.Read(p)
+	f.fs.mu.Lock()
 	f.fs.read += int64(n)
+	f.fs.mu.Unlock()
 	return n, err
 }
 

@@ -9,8 +9,10 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -57,7 +59,9 @@ type SubtaskSnapshot struct {
 	// Keyed yields the entries of one key group in Entry order (the
 	// runtime passes backend.Entries(kg, "")); nil when the operator has no
 	// keyed state. It is called once per key group of KeyGroups and read
-	// as a stream: a subtask's entries are never all in memory.
+	// as a stream: a subtask's entries are never all in memory. The
+	// subtasks of an operator are written in parallel: the Keyed of two
+	// subtasks may run at the same time (never two calls of one).
 	Keyed func(kg int) iter.Seq2[state.Entry, error]
 	// Operator is the subtask's operator state (OperatorStore.Entries()).
 	Operator []state.OperatorEntry
@@ -226,10 +230,39 @@ func syncClose(f vfs.File, path string) error {
 	return nil
 }
 
+// bytesPerSync is how often a keyed file's written bytes are handed to
+// writeback before the final sync.
+const bytesPerSync = 512 << 10
+
 // stateStats accumulates entry counts and bytes per state name.
 type stateStats struct {
 	metas map[string]*state.StateMeta
 	op    *OperatorSnapshot
+}
+
+// empty returns stats of the same states with nothing counted, for one
+// subtask's keyed file.
+func (s *stateStats) empty() *stateStats {
+	e := &stateStats{metas: make(map[string]*state.StateMeta, len(s.metas)), op: s.op}
+	for n, m := range s.metas {
+		c := *m
+		c.Entries, c.Bytes = 0, 0
+		e.metas[n] = &c
+	}
+	return e
+}
+
+// add counts what o counted (states o added included).
+func (s *stateStats) add(o *stateStats) {
+	for n, m := range o.metas {
+		if t, ok := s.metas[n]; ok {
+			t.Entries += m.Entries
+			t.Bytes += m.Bytes
+			continue
+		}
+		c := *m
+		s.metas[n] = &c
+	}
 }
 
 func (s *stateStats) meta(name string, scope state.Scope) (*state.StateMeta, error) {
@@ -287,16 +320,14 @@ func writeFiles(fs vfs.FS, tmp string, snap *Snapshot, version int) (*Metadata, 
 			if sub.Index != i || sub.KeyGroups != want {
 				return nil, fmt.Errorf("savepoint: operator %q: subtask %d has index %d and key groups %v, want %d and %v", op.Name, i, sub.Index, sub.KeyGroups, i, want)
 			}
-			sm := SubtaskMeta{Index: i, KeyGroups: KeyGroups{want.Start, want.End}}
-			if sub.Keyed != nil {
-				name := keyedFileName(op.ID, i)
-				kf, err := writeKeyed(fs, fs.PathJoin(tmp, name), sub, stats, version)
-				if err != nil {
-					return nil, fmt.Errorf("savepoint: operator %q subtask %d: %w", op.Name, i, err)
-				}
-				kf.Name = name
-				sm.Keyed = kf
-			}
+		}
+		keyed, err := writeKeyedFiles(fs, tmp, op, stats, version)
+		if err != nil {
+			return nil, err
+		}
+		for i, sub := range op.Subtasks {
+			want := state.KeyGroupRangeFor(op.MaxParallelism, op.Parallelism, i)
+			sm := SubtaskMeta{Index: i, KeyGroups: KeyGroups{want.Start, want.End}, Keyed: keyed[i]}
 			if len(sub.Operator) > 0 || hasOperatorState(op.States) {
 				name := operatorFileName(op.ID, i)
 				of, err := writeOperator(fs, fs.PathJoin(tmp, name), sub.Operator, stats)
@@ -348,11 +379,61 @@ func hasOperatorState(ms []state.StateMeta) bool {
 	return false
 }
 
+// writeKeyedFiles writes the keyed files of an operator's subtasks, at most
+// GOMAXPROCS at a time (each file is written and synced on its own, so the
+// bytes do not depend on the order), and adds their entries to stats. The
+// result has a file per subtask that has keyed state, nil for the others.
+func writeKeyedFiles(fs vfs.FS, tmp string, op *OperatorSnapshot, stats *stateStats, version int) ([]*KeyedFile, error) {
+	files := make([]*KeyedFile, len(op.Subtasks))
+	errs := make([]error, len(op.Subtasks))
+	subStats := make([]*stateStats, len(op.Subtasks))
+	sem := make(chan struct{}, goruntime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, sub := range op.Subtasks {
+		if sub.Keyed == nil {
+			continue
+		}
+		subStats[i] = stats.empty()
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() {
+				<-sem
+				wg.Done()
+			}()
+			name := keyedFileName(op.ID, i)
+			kf, err := writeKeyed(fs, fs.PathJoin(tmp, name), sub, subStats[i], version)
+			if err != nil {
+				errs[i] = fmt.Errorf("savepoint: operator %q subtask %d: %w", op.Name, i, err)
+				return
+			}
+			kf.Name = name
+			files[i] = kf
+		}()
+	}
+	wg.Wait()
+	for i := range op.Subtasks {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+	}
+	for _, s := range subStats {
+		if s != nil {
+			stats.add(s)
+		}
+	}
+	return files, nil
+}
+
 func writeKeyed(fs vfs.FS, path string, sub SubtaskSnapshot, stats *stateStats, version int) (*KeyedFile, error) {
 	f, err := fs.Create(path, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return nil, err
 	}
+	// Start writing back what was written every bytesPerSync bytes
+	// (sync_file_range on Linux), while the rest is encoded: the final
+	// sync then waits for the last part only.
+	f = vfs.NewSyncingFile(f, vfs.SyncingFileOptions{BytesPerSync: bytesPerSync})
 	kf, err := writeKeyedTo(f, sub, stats, version)
 	if err != nil {
 		_ = f.Close()

@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"io"
 	"iter"
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -200,6 +201,33 @@ func (w *StreamWriter) Write(e Entry) error {
 	if e.KeyGroup != w.group.KeyGroup {
 		return w.fail(fmt.Errorf("state: snapshot stream: entry of key group %d in key group %d", e.KeyGroup, w.group.KeyGroup))
 	}
+	// The most common entry, encoded without the general path: a new key
+	// of the same state inside an open block, no namespace or user key
+	// (nor before), one-byte lengths. It writes the bytes the general path
+	// would.
+	if w.blockStart >= 0 && !w.first && len(e.Key) < 0x80 && len(e.Value) < 0x80 &&
+		len(e.Namespace)|len(w.prevNS)|len(e.UserKey)|len(w.prevUK) == 0 && e.State == w.prevState {
+		k := e.Key
+		shared := commonPrefix(k, w.prevKey)
+		if shared < len(k) && (shared == len(w.prevKey) || k[shared] > w.prevKey[shared]) {
+			b := append(w.buf, flagKey, byte(shared), byte(len(k)-shared))
+			b = append(b, k[shared:]...)
+			b = append(b, byte(len(e.Value)))
+			w.buf = append(b, e.Value...)
+			w.prevKey = append(w.prevKey[:shared], k[shared:]...)
+			w.group.Entries++
+			if w.indexed {
+				w.refs[len(w.refs)-1].Entries++
+			}
+			if len(w.buf)-w.blockStart >= w.target {
+				w.closeBlock()
+				if len(w.buf) >= flushTarget {
+					return w.flush()
+				}
+			}
+			return nil
+		}
+	}
 	if e.Size() > MaxEntrySize || len(e.State) > MaxEntrySize {
 		return w.fail(fmt.Errorf("state: snapshot stream: entry of state %q is %d bytes, more than %d", e.State, e.Size(), MaxEntrySize))
 	}
@@ -216,9 +244,7 @@ func (w *StreamWriter) Write(e Entry) error {
 		} else {
 			sameState = true
 			n := min(len(e.Key), len(w.prevKey))
-			for shared < n && e.Key[shared] == w.prevKey[shared] {
-				shared++
-			}
+			shared = commonPrefix(e.Key, w.prevKey)
 			switch {
 			case shared < n:
 				c = int(e.Key[shared]) - int(w.prevKey[shared])
@@ -308,6 +334,22 @@ func (w *StreamWriter) Write(e Entry) error {
 		}
 	}
 	return nil
+}
+
+// commonPrefix is the length of the prefix a and b share, compared eight
+// bytes at a time.
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		if x := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]); x != 0 {
+			return i + bits.TrailingZeros64(x)/8
+		}
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
 }
 
 func (w *StreamWriter) closeBlock() {
@@ -627,6 +669,32 @@ func (r *StreamReader) Next() (e Entry, ok bool, err error) {
 
 // Read is Next decoding into e, which saves copying the entry on hot paths.
 func (r *StreamReader) Read(e *Entry) (ok bool, err error) {
+	// The most common entry, decoded here without a call: a new key of
+	// the same state and namespace, no user key, one-byte lengths, its
+	// order decided by the first byte after the shared prefix. Anything
+	// else, and whatever does not fit this shape exactly, takes
+	// decodeEntry.
+	if p := r.pos; p < r.end && r.inGroup && !r.restart && !r.first {
+		b := r.buf[:r.end]
+		if p+3 < len(b) && b[p] == flagKey {
+			shared, n := int(b[p+1]), int(b[p+2])
+			q := p + 3 + n
+			if shared <= len(r.key) && n > 0 && n < 0x80 && q < len(b) && (shared == len(r.key) || b[p+3] > r.key[shared]) {
+				if vl := int(b[q]); vl < 0x80 && vl < len(b)-q {
+					r.key = append(r.key[:shared], b[p+3:q]...)
+					r.uk = nil
+					r.pos = q + 1 + vl
+					r.n++
+					var value []byte
+					if vl > 0 {
+						value = b[q+1 : q+1+vl : q+1+vl]
+					}
+					e.State, e.KeyGroup, e.Key, e.Namespace, e.UserKey, e.Value = r.state, r.group, r.key, r.ns, nil, value
+					return true, nil
+				}
+			}
+		}
+	}
 	if !r.inGroup {
 		return false, nil
 	}
