@@ -311,16 +311,28 @@ func openCatalog(dir string) (state.Catalog, error) {
 // openCatalogPlan is openCatalog naming a Flink savepoint's operators from
 // a compiled SQL plan: planFile, or plan.json beside the savepoint
 // directory (or in it) when planFile is "", with a log line saying so.
-func openCatalogPlan(e *env, dir, planFile string) (state.Catalog, error) {
+func openCatalogPlan(e *env, dir, planFile string, keyTypes []string) (state.Catalog, error) {
 	if !flink.IsFlink(dir) {
 		if planFile != "" {
 			return nil, usageError{fmt.Errorf("--plan applies to Apache Flink savepoints; %s is not one", dir)}
+		}
+		if len(keyTypes) > 0 {
+			return nil, usageError{fmt.Errorf("--key-type applies to Apache Flink savepoints; %s is not one", dir)}
 		}
 		return savepoint.Open(vfs.Default, dir)
 	}
 	sp, err := flink.Open(dir)
 	if err != nil {
 		return nil, err
+	}
+	for _, kt := range keyTypes {
+		i := strings.LastIndexByte(kt, '=')
+		if i <= 0 {
+			return nil, usageError{fmt.Errorf("--key-type %q: want OPERATOR=TYPE, e.g. flatmap=Tuple1<Long>", kt)}
+		}
+		if err := sp.SetKeyType(kt[:i], kt[i+1:]); err != nil {
+			return nil, usageError{err}
+		}
 	}
 	if planFile == "" {
 		planFile = flink.FindPlan(dir)
@@ -337,11 +349,12 @@ func openCatalogPlan(e *env, dir, planFile string) (state.Catalog, error) {
 }
 
 type queryCmd struct {
-	Target         string `arg:"" help:"Savepoint directory (ours or Apache Flink's)."`
-	Query          string `arg:"" help:"The query, e.g. \"SELECT key, value FROM keyed_state WHERE key = 'key_662'\"."`
-	Format         string `help:"Output: table, json or csv." enum:"table,json,csv" default:"table"`
-	Plan           string `help:"Flink SQL compiled plan (COMPILE PLAN JSON) naming the operators of a Flink savepoint (default: plan.json beside the savepoint directory, if present)."`
-	SkipUnreadable bool   `help:"Read the states that can be read when the query needs some that cannot (warning on stderr for each), instead of failing."`
+	Target         string   `arg:"" help:"Savepoint directory (ours or Apache Flink's)."`
+	Query          string   `arg:"" help:"The query, e.g. \"SELECT key, value FROM keyed_state WHERE key = 'key_662'\"."`
+	Format         string   `help:"Output: table, json or csv." enum:"table,json,csv" default:"table"`
+	Plan           string   `help:"Flink SQL compiled plan (COMPILE PLAN JSON) naming the operators of a Flink savepoint (default: plan.json beside the savepoint directory, if present)."`
+	SkipUnreadable bool     `help:"Read the states that can be read when the query needs some that cannot (warning on stderr for each), instead of failing."`
+	KeyType        []string `help:"Key type of an operator whose Flink checkpoint does not store its key serializer (a changelog checkpoint before its first materialization, without timers): Long, String, Tuple1<Long>, ... (repeatable)." placeholder:"OPERATOR=TYPE" sep:"none"`
 }
 
 func (q *queryCmd) Run(e *env) error {
@@ -349,7 +362,7 @@ func (q *queryCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	cat, err := openCatalogPlan(e, q.Target, q.Plan)
+	cat, err := openCatalogPlan(e, q.Target, q.Plan, q.KeyType)
 	if err != nil {
 		return err
 	}
@@ -371,8 +384,9 @@ func (q *queryCmd) Run(e *env) error {
 }
 
 type openCmd struct {
-	Dir  string `arg:"" help:"Savepoint directory (ours or Apache Flink's)."`
-	Plan string `help:"Flink SQL compiled plan (COMPILE PLAN JSON) naming the operators of a Flink savepoint (default: plan.json beside the savepoint directory, if present)."`
+	Dir     string   `arg:"" help:"Savepoint directory (ours or Apache Flink's)."`
+	Plan    string   `help:"Flink SQL compiled plan (COMPILE PLAN JSON) naming the operators of a Flink savepoint (default: plan.json beside the savepoint directory, if present)."`
+	KeyType []string `help:"Key type of an operator whose Flink checkpoint does not store its key serializer (a changelog checkpoint before its first materialization, without timers): Long, String, Tuple1<Long>, ... (repeatable)." placeholder:"OPERATOR=TYPE" sep:"none"`
 }
 
 func (o *openCmd) Run(e *env) error {
@@ -381,7 +395,7 @@ func (o *openCmd) Run(e *env) error {
 	}
 	te, closeLog := tuiEnv(e)
 	defer closeLog()
-	cat, err := openCatalogPlan(te, o.Dir, o.Plan)
+	cat, err := openCatalogPlan(te, o.Dir, o.Plan, o.KeyType)
 	if err != nil {
 		return err
 	}
@@ -397,12 +411,13 @@ type savepointCmd struct {
 }
 
 type inspectCmd struct {
-	Dir  string `arg:"" help:"Savepoint directory (ours or Apache Flink's)."`
-	Plan string `help:"Flink SQL compiled plan (COMPILE PLAN JSON) naming the operators of a Flink savepoint (default: plan.json beside the savepoint directory, if present)."`
+	Dir     string   `arg:"" help:"Savepoint directory (ours or Apache Flink's)."`
+	Plan    string   `help:"Flink SQL compiled plan (COMPILE PLAN JSON) naming the operators of a Flink savepoint (default: plan.json beside the savepoint directory, if present)."`
+	KeyType []string `help:"Key type of an operator whose Flink checkpoint does not store its key serializer (a changelog checkpoint before its first materialization, without timers): Long, String, Tuple1<Long>, ... (repeatable)." placeholder:"OPERATOR=TYPE" sep:"none"`
 }
 
 func (i *inspectCmd) Run(e *env) error {
-	cat, err := openCatalogPlan(e, i.Dir, i.Plan)
+	cat, err := openCatalogPlan(e, i.Dir, i.Plan, i.KeyType)
 	if err != nil {
 		return err
 	}

@@ -104,3 +104,23 @@ func TestFlinkUnreadableStates(t *testing.T) {
 		t.Errorf("inspect: exit %d\n%s", code, out)
 	}
 }
+
+// TestFlinkChangelogKeyType: the changelog checkpoint does not store the
+// flat maps' key serializer: a query of their state fails saying so and
+// naming --key-type; with it, the state reads (keys 0 to 3, value = key).
+func TestFlinkChangelogKeyType(t *testing.T) {
+	sp := flinkSample(t, "datastream/new-stateful-udf-migration-itcase-flink1.17-hashmap-checkpoint")
+	const q = "SELECT key, value FROM keyed_state WHERE operator_name = 'd5c8b168c6cbfe8c507a10f88b325243' ORDER BY value"
+	code, _, errs := cmd(t, "query", sp, q)
+	if code != 1 || !strings.Contains(errs, "key serializer is not stored") || !strings.Contains(errs, "--key-type") {
+		t.Errorf("without --key-type: exit %d, stderr %q", code, errs)
+	}
+	code, out, errs := cmd(t, "query", sp, q, "--format", "csv", "--key-type", "d5c8b168c6cbfe8c507a10f88b325243=Tuple1<Long>")
+	if want := "key,value\n[0],0\n[1],1\n[2],2\n[3],3\n"; code != 0 || out != want {
+		t.Errorf("with --key-type: exit %d, %q (stderr %q), want %q", code, out, errs, want)
+	}
+	code, _, errs = cmd(t, "query", sp, q, "--key-type", "d5c8b168c6cbfe8c507a10f88b325243=Date")
+	if code != 2 || !strings.Contains(errs, `key type "Date"`) {
+		t.Errorf("bad --key-type: exit %d, %q", code, errs)
+	}
+}

@@ -210,7 +210,7 @@ func (g *clReplay) applyRun(kg int, run clRun) error {
 	if run.file == nil {
 		part := g.c.parts[run.part]
 		for _, ch := range part.changes[run.start : run.start+int64(run.n)] {
-			if err := g.apply(newDecoder("_metadata", ch.at, ch.b), kg, run.binds); err != nil {
+			if err := g.apply(newDecoder("_metadata", ch.at, ch.b), kg, run.ver); err != nil {
 				return err
 			}
 		}
@@ -236,7 +236,7 @@ func (g *clReplay) applyRun(kg int, run clRun) error {
 			return err
 		}
 		file, off := r.where(at)
-		if err := g.apply(newDecoder(file, off, b), kg, run.binds); err != nil {
+		if err := g.apply(newDecoder(file, off, b), kg, run.ver); err != nil {
 			return err
 		}
 	}
@@ -244,9 +244,9 @@ func (g *clReplay) applyRun(kg int, run clRun) error {
 }
 
 // apply applies one data change (checked when the log was indexed).
-func (g *clReplay) apply(d *decoder, kg int, binds clBindings) error {
+func (g *clReplay) apply(d *decoder, kg int, ver int32) error {
 	op := d.u8()
-	b := binds.ids[int16(d.u16())]
+	b, _ := g.x.binds.at(int16(d.u16()), ver)
 	if !g.wanted[b.state] {
 		return nil
 	}

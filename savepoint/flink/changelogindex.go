@@ -1,9 +1,9 @@
 package flink
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
-	"maps"
 	"path/filepath"
 	"slices"
 
@@ -75,6 +75,7 @@ type changelogIndex struct {
 	// states (a header that stopped early), or "".
 	matGap string
 	runs   map[int][]clRun // data changes per key group, in log order
+	binds  clBindLog
 	files  map[string]*dstlFile
 	err    error
 }
@@ -89,13 +90,34 @@ type clState struct {
 	mergeKGs []int
 }
 
-// clBindings maps the short state ids of data changes to states, as the
-// metadata changes before them declared them. A metadata change makes new
-// bindings (runs keep the ones their changes were written with): the same
-// pointer is the same bindings.
-type clBindings = *clTable
+// clBindLog maps the short state ids of data changes to states, as the
+// metadata changes before them declared them: every binding with the
+// number of metadata changes read before it (its version), so that a run
+// of changes finds the bindings of its place in the log.
+type clBindLog struct {
+	ver  int32
+	byID map[int16][]clBindAt
+}
 
-type clTable struct{ ids map[int16]clBinding }
+type clBindAt struct {
+	ver int32
+	b   clBinding
+}
+
+func (l *clBindLog) bind(id int16, b clBinding) {
+	l.ver++
+	l.byID[id] = append(l.byID[id], clBindAt{l.ver, b})
+}
+
+// at is the binding of id at version ver.
+func (l *clBindLog) at(id int16, ver int32) (clBinding, bool) {
+	list := l.byID[id]
+	i, _ := slices.BinarySearchFunc(list, ver+1, func(a clBindAt, v int32) int { return cmp.Compare(a.ver, v) })
+	if i == 0 {
+		return clBinding{}, false
+	}
+	return list[i-1].b, true
+}
 
 type clBinding struct {
 	state int        // in changelogIndex.states
@@ -109,7 +131,7 @@ type clRun struct {
 	part  int32     // in-memory: the part's index
 	start int64     // in-memory: the first change's index; file: the stream offset of its length
 	n     int32
-	binds clBindings
+	ver   int32 // of the bindings
 }
 
 // changelogIndexOf reads (once) the change log of a changelog handle.
@@ -130,7 +152,7 @@ func (sp *Savepoint) changelogIndexOf(op *operatorMeta, c *changelogHandle) *cha
 }
 
 func (sp *Savepoint) buildChangelogIndex(op *operatorMeta, c *changelogHandle) *changelogIndex {
-	x := &changelogIndex{byName: map[string]int{}, runs: map[int][]clRun{}, files: map[string]*dstlFile{}}
+	x := &changelogIndex{byName: map[string]int{}, runs: map[int][]clRun{}, files: map[string]*dstlFile{}, binds: clBindLog{byID: map[int16][]clBindAt{}}}
 	for _, mh := range c.materialized {
 		kh := sp.keyedHeaderOf(op, mh)
 		if kh.key == nil {
@@ -155,14 +177,13 @@ func (sp *Savepoint) buildChangelogIndex(op *operatorMeta, c *changelogHandle) *
 			x.matGap = g
 		}
 	}
-	binds := &clTable{ids: map[int16]clBinding{}}
 	for i, p := range c.parts {
 		var err error
 		if p.kind == handleChangelogBytes {
-			binds, err = x.indexMemory(c, int32(i), p, binds)
+			err = x.indexMemory(c, int32(i), p)
 		} else {
 			for _, sa := range p.streams {
-				if binds, err = x.indexStream(sp, c, sa, binds); err != nil {
+				if err = x.indexStream(sp, c, sa); err != nil {
 					break
 				}
 			}
@@ -191,12 +212,12 @@ func (c *changelogHandle) has(kg int32) bool {
 }
 
 // indexMemory indexes the changes of an InMemoryChangelogStateHandle.
-func (x *changelogIndex) indexMemory(c *changelogHandle, part int32, p changelogPart, binds clBindings) (clBindings, error) {
+func (x *changelogIndex) indexMemory(c *changelogHandle, part int32, p changelogPart) error {
 	for i, ch := range p.changes {
 		d := newDecoder("_metadata", ch.at, ch.b)
-		kind, err := x.change(d, ch.kg, &binds)
+		kind, err := x.change(d, ch.kg)
 		if err != nil {
-			return binds, err
+			return err
 		}
 		if kind != changeData || !c.has(ch.kg) {
 			continue
@@ -204,27 +225,27 @@ func (x *changelogIndex) indexMemory(c *changelogHandle, part int32, p changelog
 		runs := x.runs[int(ch.kg)]
 		if n := len(runs); n > 0 {
 			last := &runs[n-1]
-			if last.file == nil && last.part == part && last.start+int64(last.n) == int64(i) && last.binds == binds {
+			if last.file == nil && last.part == part && last.start+int64(last.n) == int64(i) && last.ver == x.binds.ver {
 				last.n++
 				continue
 			}
 		}
-		x.runs[int(ch.kg)] = append(runs, clRun{part: part, start: int64(i), n: 1, binds: binds})
+		x.runs[int(ch.kg)] = append(runs, clRun{part: part, start: int64(i), n: 1, ver: x.binds.ver})
 	}
-	return binds, nil
+	return nil
 }
 
 // indexStream indexes one change set of a DSTL file (StateChangeFormat:
 // the number of key groups, then per key group its number of changes, its
 // id and the changes, each with its length).
-func (x *changelogIndex) indexStream(sp *Savepoint, c *changelogHandle, sa streamAt, binds clBindings) (clBindings, error) {
+func (x *changelogIndex) indexStream(sp *Savepoint, c *changelogHandle, sa streamAt) error {
 	f, err := x.file(sp, sa.h)
 	if err != nil {
-		return binds, err
+		return err
 	}
 	r, err := f.reader()
 	if err != nil {
-		return binds, err
+		return err
 	}
 	defer r.Close()
 	cur := &dstlCursor{r: r, pos: sa.off, winOff: -1}
@@ -235,26 +256,26 @@ func (x *changelogIndex) indexStream(sp *Savepoint, c *changelogHandle, sa strea
 	at := cur.pos
 	groups, err := cur.i32()
 	if err != nil {
-		return binds, err
+		return err
 	}
 	if groups < 0 {
-		return binds, fail(at, "change set of %d key groups", groups)
+		return fail(at, "change set of %d key groups", groups)
 	}
 	for range groups {
 		at = cur.pos
 		n, err := cur.i32()
 		if err != nil {
-			return binds, err
+			return err
 		}
 		kg, err := cur.i32()
 		if err != nil {
-			return binds, err
+			return err
 		}
 		if n <= 0 || kg < metaKeyGroup {
-			return binds, fail(at, "change-set group of %d changes in key group %d", n, kg)
+			return fail(at, "change-set group of %d changes in key group %d", n, kg)
 		}
 		keep := c.has(kg)
-		run := clRun{file: f, start: cur.pos, binds: binds}
+		run := clRun{file: f, start: cur.pos, ver: x.binds.ver}
 		flush := func() {
 			if run.n > 0 {
 				x.runs[int(kg)] = append(x.runs[int(kg)], run)
@@ -264,24 +285,24 @@ func (x *changelogIndex) indexStream(sp *Savepoint, c *changelogHandle, sa strea
 			at = cur.pos
 			size, err := cur.i32()
 			if err != nil {
-				return binds, err
+				return err
 			}
 			if size <= 0 {
-				return binds, fail(at, "change of %d bytes", size)
+				return fail(at, "change of %d bytes", size)
 			}
 			b, err := cur.take(int(size))
 			if err != nil {
-				return binds, err
+				return err
 			}
 			file, off := r.where(at + 4)
-			kind, err := x.change(newDecoder(file, off, b), kg, &binds)
+			kind, err := x.change(newDecoder(file, off, b), kg)
 			if err != nil {
-				return binds, err
+				return err
 			}
 			switch {
 			case kind == changeMetadata:
 				flush()
-				run = clRun{file: f, start: cur.pos, binds: binds}
+				run = clRun{file: f, start: cur.pos, ver: x.binds.ver}
 			case keep && kind == changeData:
 				run.n++
 			default:
@@ -290,7 +311,7 @@ func (x *changelogIndex) indexStream(sp *Savepoint, c *changelogHandle, sa strea
 		}
 		flush()
 	}
-	return binds, nil
+	return nil
 }
 
 // file is the DSTL file of a stream handle, loaded once.
@@ -330,10 +351,10 @@ const (
 	changeData                       // a data change, checked
 )
 
-// change reads one change of key group kg: a metadata change updates the
-// bindings (copied, as runs keep the old ones); a data change is checked
-// against them (known state id, an operation its kind of state accepts).
-func (x *changelogIndex) change(d *decoder, kg int32, binds *clBindings) (changeKind, error) {
+// change reads one change of key group kg: a metadata change adds to the
+// bindings; a data change is checked against them (known state id, an
+// operation its kind of state accepts).
+func (x *changelogIndex) change(d *decoder, kg int32) (changeKind, error) {
 	if len(d.b) == 0 {
 		d.fail("empty change")
 		return 0, d.err
@@ -345,9 +366,7 @@ func (x *changelogIndex) change(d *decoder, kg int32, binds *clBindings) (change
 		if err != nil {
 			return 0, err
 		}
-		next := &clTable{ids: maps.Clone((*binds).ids)}
-		next.ids[id] = clBinding{state: x.byName[m.name], meta: m}
-		*binds = next
+		x.binds.bind(id, clBinding{state: x.byName[m.name], meta: m})
 		return changeMetadata, nil
 	case op == opLegacyMetadata:
 		d.failErr(ErrUnsupported, "operation 9: the change-log format of Flink 1.14 (REMOVE_FIRST_ELEMENT 8, METADATA 9) is not supported")
@@ -363,7 +382,7 @@ func (x *changelogIndex) change(d *decoder, kg int32, binds *clBindings) (change
 		return 0, d.err
 	}
 	id := int16(binary.BigEndian.Uint16(d.b[1:]))
-	b, ok := (*binds).ids[id]
+	b, ok := x.binds.at(id, x.binds.ver)
 	if !ok {
 		d.off = 1
 		d.fail("%s change of state id %d, which no metadata change before it declares", opName(op), id)

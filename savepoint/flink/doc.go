@@ -16,7 +16,12 @@
 // from Java serialization streams (javaser.go, logicaltype.go). A compiled
 // SQL plan names operators and key fields (plan.go). RocksDB native
 // savepoints and incremental checkpoints (SST files, read by the rocksdb
-// subpackage; native.go) and RocksDB full snapshots are read too. What
+// subpackage; native.go) and RocksDB full snapshots are read too, and so
+// are the changelog state backend's checkpoints: the materialized part (any
+// of those handles) with the change log (in `_metadata` or in DSTL files,
+// dstl.go) replayed over it one key group at a time (changelog.go,
+// changelogindex.go, changelogapply.go); an operator's key serializer that
+// such a checkpoint does not store can be named (SetKeyType). What
 // cannot be read is listed: StateMeta.Status (gaps.go); the in-flight data
 // of unaligned checkpoints on OperatorInfo.Unsupported.
 //
@@ -30,8 +35,9 @@
 // rewrite.go, writes a changed copy of a canonical savepoint into a new
 // directory: changed key groups encoded again with the state's own
 // serializers, every other byte copied), never follow a path out of the savepoint
-// directory (for the shared files of an incremental checkpoint: out of the
-// checkpoint's parent directory), and never import a streamdbg package
+// directory (for the shared files of an incremental checkpoint and the
+// DSTL files of a changelog checkpoint: out of the checkpoint's parent
+// directory), and never import a streamdbg package
 // other than state and its own rocksdb subpackage.
 //
 // Invariants:

@@ -40,6 +40,9 @@ type dstlChunk struct {
 // maxSnappyChunk is the most a framing-format chunk holds uncompressed.
 const maxSnappyChunk = 1 << 16
 
+// maxSnappyRatio bounds uncompressed / compressed bytes of a chunk.
+const maxSnappyRatio = 32
+
 // dstlFlagOffset is the size of the compression flag that starts a file.
 const dstlFlagOffset = 1
 
@@ -127,6 +130,13 @@ func (f *dstlFile) load() error {
 			}
 			if ulen > maxSnappyChunk {
 				return f.fail(ErrCorrupt, off, "snappy: chunk of %d bytes uncompressed (at most %d)", ulen, maxSnappyChunk)
+			}
+			// INVARIANT: a Snappy block decodes to less than 22 times its
+			// size (a copy of 64 bytes takes 3), so a file decompresses to
+			// at most 32 times its size: what FuzzChangelog bounds
+			// allocations by.
+			if ulen > maxSnappyRatio*n {
+				return f.fail(ErrCorrupt, off, "snappy: chunk of %d bytes claims %d uncompressed", n, ulen)
 			}
 			f.chunks = append(f.chunks, dstlChunk{uoff: uoff, foff: payload, clen: int32(n), ulen: int32(ulen), compressed: typ == 0})
 			uoff += ulen
