@@ -512,7 +512,7 @@ func heapFile(m *clTestModel, first, end int) ([]byte, []int64) {
 // as a RocksDB incremental checkpoint of the nested backend (one column
 // family per state, Flink's key layout: key-group prefix, key, namespace,
 // user key) and returns its handle (type 11) for `_metadata`.
-func rocksMaterialized(t *testing.T, dir string, m *clTestModel, first, end int, name string) []byte {
+func rocksMaterialized(t testing.TB, dir string, m *clTestModel, first, end int, name string) []byte {
 	db := rocksdbtest.New()
 	in := func(k int64) bool { kg := longKG(k, clMaxPar); return kg >= first && kg < end }
 	ck := func(mk clMK) []byte {
@@ -626,9 +626,18 @@ type dstlFileW struct {
 	compressed bool
 	sub        bool // in <checkpoint parent>/dstl/, found through its absolute path
 	stream     enc
+	done       []byte // the file, once written
 }
 
 func (w *dstlFileW) bytes() []byte {
+	if w.done != nil {
+		return w.done
+	}
+	w.done = w.encode()
+	return w.done
+}
+
+func (w *dstlFileW) encode() []byte {
 	if !w.compressed {
 		return append([]byte{0}, w.stream.Bytes()...)
 	}
@@ -684,7 +693,7 @@ type clSubtaskW struct {
 
 // writeChangelogCheckpoint writes `_metadata`, the heap files and the DSTL
 // files into dir (DSTL files marked sub into dir/../dstl).
-func writeChangelogCheckpoint(t *testing.T, dir string, mat *clTestModel, subs []clSubtaskW, files []*dstlFileW) {
+func writeChangelogCheckpoint(t testing.TB, dir string, mat *clTestModel, subs []clSubtaskW, files []*dstlFileW) {
 	t.Helper()
 	var m enc
 	m.i32(Magic)

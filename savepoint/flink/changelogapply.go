@@ -125,7 +125,7 @@ func (sp *Savepoint) changelogEntries(f keyedFile, kgs []int, want func(*stateMe
 			yield(entry{}, x.err)
 			return
 		}
-		g := &clReplay{sp: sp, f: f, c: c, x: x, readers: map[*dstlFile]*dstlReader{}}
+		g := &clReplay{sp: sp, f: f, c: c, x: x, keep: keep, readers: map[*dstlFile]*dstlReader{}}
 		defer g.close()
 		for _, m := range f.header.states {
 			g.wanted = append(g.wanted, want(m))
@@ -140,9 +140,6 @@ func (sp *Savepoint) changelogEntries(f keyedFile, kgs []int, want func(*stateMe
 				return
 			}
 			for _, e := range out {
-				if keep != nil && !keep(e.key) {
-					continue
-				}
 				if !yield(e, nil) {
 					return
 				}
@@ -158,8 +155,12 @@ type clReplay struct {
 	c       *changelogHandle
 	x       *changelogIndex
 	wanted  []bool // by state index
+	// keep, when set, says which keys are wanted (KeyedScan.Keys): the
+	// changes of other keys are not applied.
+	keep    func(any) bool
 	readers map[*dstlFile]*dstlReader
 	model   clModel
+	d       decoder // reused for every change
 }
 
 func (g *clReplay) close() {
@@ -195,7 +196,9 @@ func (g *clReplay) replay(kg int) ([]entry, error) {
 			if err != nil {
 				return nil, err
 			}
-			g.model.load(g.x.byName[e.meta.name], e)
+			if g.keep == nil || g.keep(e.key) {
+				g.model.load(g.x.byName[e.meta.name], e)
+			}
 		}
 	}
 	for _, run := range g.x.runs[kg] {
@@ -210,7 +213,8 @@ func (g *clReplay) applyRun(kg int, run clRun) error {
 	if run.file == nil {
 		part := g.c.parts[run.part]
 		for _, ch := range part.changes[run.start : run.start+int64(run.n)] {
-			if err := g.apply(newDecoder("_metadata", ch.at, ch.b), kg, run.ver); err != nil {
+			g.d = decoder{b: ch.b, base: ch.at, file: "_metadata"}
+			if err := g.apply(&g.d, kg, run.ver); err != nil {
 				return err
 			}
 		}
@@ -224,21 +228,19 @@ func (g *clReplay) applyRun(kg int, run clRun) error {
 		}
 		g.readers[run.file] = r
 	}
-	cur := &dstlCursor{r: r, pos: run.start, winOff: -1}
-	for range run.n {
-		size, err := cur.i32()
-		if err != nil {
+	b, err := r.readAt(run.start, int(run.size))
+	if err != nil {
+		return err
+	}
+	for off := 0; off < len(b); {
+		// Lengths were checked when the log was indexed.
+		n := int(binary.BigEndian.Uint32(b[off:]))
+		file, at := r.where(run.start + int64(off) + 4)
+		g.d = decoder{b: b[off+4 : off+4+n], base: at, file: file}
+		if err := g.apply(&g.d, kg, run.ver); err != nil {
 			return err
 		}
-		at := cur.pos
-		b, err := cur.take(int(size))
-		if err != nil {
-			return err
-		}
-		file, off := r.where(at)
-		if err := g.apply(newDecoder(file, off, b), kg, run.ver); err != nil {
-			return err
-		}
+		off += 4 + n
 	}
 	return nil
 }
@@ -278,6 +280,9 @@ func (g *clReplay) apply(d *decoder, kg int, ver int32) error {
 		return g.done(d, op, m)
 	}
 	key := g.f.header.key.decode(d)
+	if d.err == nil && g.keep != nil && !g.keep(key) {
+		return nil // another key's change: its changes never touch this key's
+	}
 	ns := m.namespace.decode(d)
 	if d.err != nil {
 		return d.err
@@ -456,22 +461,22 @@ func (md *clModel) reset() {
 	clear(md.timers)
 }
 
-// slotID identifies a state's key and namespace; the state comes first so
-// that entries sort by state.
-func (md *clModel) slotID(si int, key, ns any) string {
+// slotID identifies a state's key and namespace (in md.id, valid until the
+// next call); the state comes first so that entries sort by state.
+func (md *clModel) slotID(si int, key, ns any) []byte {
 	b := binary.BigEndian.AppendUint16(md.id[:0], uint16(si))
 	b = appendIdentity(b, key, 0)
 	b = appendIdentity(b, ns, 0)
 	md.id = b
-	return string(b)
+	return b
 }
 
 func (md *clModel) slot(si int, key, ns any, create bool) *clSlot {
 	id := md.slotID(si, key, ns)
-	s := md.slots[id]
+	s := md.slots[string(id)]
 	if s == nil && create {
-		s = &clSlot{id: id, state: si, key: key, ns: ns}
-		md.slots[id] = s
+		s = &clSlot{id: string(id), state: si, key: key, ns: ns}
+		md.slots[s.id] = s
 	}
 	return s
 }
@@ -479,8 +484,8 @@ func (md *clModel) slot(si int, key, ns any, create bool) *clSlot {
 // take removes and returns the slot of a key and namespace, or nil.
 func (md *clModel) take(si int, key, ns any) *clSlot {
 	id := md.slotID(si, key, ns)
-	s := md.slots[id]
-	delete(md.slots, id)
+	s := md.slots[string(id)]
+	delete(md.slots, string(id))
 	if s == nil || !s.has() {
 		return nil
 	}
@@ -528,21 +533,26 @@ func (md *clModel) remove(si int, key, ns, userKey any) {
 }
 
 func (md *clModel) clear(si int, key, ns any) {
-	delete(md.slots, md.slotID(si, key, ns))
+	delete(md.slots, string(md.slotID(si, key, ns)))
 }
 
-func (md *clModel) timerID(si int, t timer) string {
+func (md *clModel) timerID(si int, t timer) []byte {
 	b := binary.BigEndian.AppendUint16(md.id[:0], uint16(si))
 	b = binary.BigEndian.AppendUint64(b, uint64(t.timestamp)^1<<63)
 	b = appendIdentity(b, t.key, 0)
 	b = appendIdentity(b, t.namespace, 0)
 	md.id = b
-	return string(b)
+	return b
 }
 
-func (md *clModel) addTimer(si int, t timer) { md.timers[md.timerID(si, t)] = t }
+func (md *clModel) addTimer(si int, t timer) {
+	id := md.timerID(si, t)
+	if _, ok := md.timers[string(id)]; !ok {
+		md.timers[string(id)] = t
+	}
+}
 
-func (md *clModel) removeTimer(si int, t timer) { delete(md.timers, md.timerID(si, t)) }
+func (md *clModel) removeTimer(si int, t timer) { delete(md.timers, string(md.timerID(si, t))) }
 
 // load adds one materialized entry.
 func (md *clModel) load(si int, e entry) {

@@ -131,6 +131,7 @@ type clRun struct {
 	part  int32     // in-memory: the part's index
 	start int64     // in-memory: the first change's index; file: the stream offset of its length
 	n     int32
+	size  int32 // file: the run's bytes (each change with its length)
 	ver   int32 // of the bindings
 }
 
@@ -287,7 +288,7 @@ func (x *changelogIndex) indexStream(sp *Savepoint, c *changelogHandle, sa strea
 			if err != nil {
 				return err
 			}
-			if size <= 0 {
+			if size <= 0 || size > maxChange {
 				return fail(at, "change of %d bytes", size)
 			}
 			b, err := cur.take(int(size))
@@ -305,6 +306,7 @@ func (x *changelogIndex) indexStream(sp *Savepoint, c *changelogHandle, sa strea
 				run = clRun{file: f, start: cur.pos, ver: x.binds.ver}
 			case keep && kind == changeData:
 				run.n++
+				run.size = int32(cur.pos - run.start)
 			default:
 				run.start = cur.pos // the group's changes are all kept or all skipped
 			}
@@ -342,6 +344,10 @@ func (x *changelogIndex) file(sp *Savepoint, h *streamHandle) (*dstlFile, error)
 	x.files[id] = f
 	return f, nil
 }
+
+// maxChange bounds one change of a DSTL file (runs of changes are read
+// whole: their sizes add up in an int32).
+const maxChange = 1 << 30
 
 type changeKind int
 

@@ -157,18 +157,30 @@ type dstlReader struct {
 	f      *dstlFile
 	sec    section
 	closer io.Closer
+	name   string // for messages
 	cur    int    // chunk in buf, -1 for none
 	buf    []byte // decompressed chunk
 	zbuf   []byte // compressed chunk
 	out    []byte
+	// kept holds decompressed chunks up to dstlKeep bytes: a scan replays
+	// key group after key group, and every change set holds many.
+	kept     map[int][]byte
+	keptSize int
 }
+
+// dstlKeep bounds the decompressed chunks a reader keeps.
+const dstlKeep = 64 << 20
 
 func (f *dstlFile) reader() (*dstlReader, error) {
 	sec, c, err := f.open()
 	if err != nil {
 		return nil, err
 	}
-	return &dstlReader{f: f, sec: sec, closer: c, cur: -1}, nil
+	r := &dstlReader{f: f, sec: sec, closer: c, cur: -1, name: f.name}
+	if f.compressed {
+		r.name += " (decompressed)"
+	}
+	return r, nil
 }
 
 func (r *dstlReader) Close() error { return r.closer.Close() }
@@ -176,9 +188,9 @@ func (r *dstlReader) Close() error { return r.closer.Close() }
 // where is the file and offset of an uncompressed stream position.
 func (r *dstlReader) where(off int64) (string, int64) {
 	if r.f.compressed {
-		return r.f.name + " (decompressed)", off
+		return r.name, off
 	}
-	return r.f.name, off + dstlFlagOffset
+	return r.name, off + dstlFlagOffset
 }
 
 // readAt returns the bytes [off, off+n) of the stream, valid until the next
@@ -232,6 +244,9 @@ func (r *dstlReader) chunk(i int) ([]byte, error) {
 	if i == r.cur {
 		return r.buf, nil
 	}
+	if b, ok := r.kept[i]; ok {
+		return b, nil
+	}
 	c := r.f.chunks[i]
 	var raw []byte
 	var err error
@@ -261,6 +276,15 @@ func (r *dstlReader) chunk(i int) ([]byte, error) {
 	sum := crc32.Checksum(data, crcTable)
 	if masked := (sum>>15 | sum<<17) + 0xa282ead8; masked != want {
 		return nil, r.f.fail(ErrCorrupt, c.foff-4, "snappy: chunk checksum mismatch")
+	}
+	if r.keptSize+len(data) <= dstlKeep {
+		if r.kept == nil {
+			r.kept = map[int][]byte{}
+		}
+		data = slices.Clone(data)
+		r.kept[i] = data
+		r.keptSize += len(data)
+		return data, nil
 	}
 	r.buf, r.cur = data, i
 	return data, nil

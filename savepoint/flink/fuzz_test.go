@@ -85,6 +85,10 @@ func FuzzMetadata(f *testing.F) {
 			f.Add(b)
 		}
 	}
+	// The changelog checkpoint: its keyed state is inline change logs.
+	if b, err := os.ReadFile(filepath.Join(samplesDir, changelogSample, "_metadata")); err == nil {
+		f.Add(b)
+	}
 	f.Add(synthMetadata(synthOptions{keys: 20, handle: handleByteStream, maxParallel: 128}, nil, nil))
 	file, offs := synthKeyedFile(synthOptions{keys: 50, compressed: true, maxParallel: 128})
 	f.Add(synthMetadata(synthOptions{keys: 50, handle: handleByteStream, maxParallel: 128}, file, offs))

@@ -268,4 +268,17 @@ func TestRewriteRefuses(t *testing.T) {
 	if _, err := sp.Rewrite(dir, edit); err == nil || !strings.Contains(err.Error(), "is the source") {
 		t.Fatalf("rewrote in place: %v", err)
 	}
+	// A changelog checkpoint's keyed state is a materialized part and a
+	// change log: not rewritten.
+	sp, err = flink.Open(filepath.Join(rewriteSamples, "datastream/new-stateful-udf-migration-itcase-flink1.17-hashmap-checkpoint"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit = &keyEdit{op: "4b818c7923a927796d24b727201ba34d", state: "state-name", set: map[int64]any{1: int64(5)}}
+	if _, err := sp.Rewrite(dst, edit); err == nil || !strings.Contains(err.Error(), "changelog state backend") {
+		t.Fatalf("rewrote a changelog checkpoint: %v", err)
+	}
+	if _, err := os.Stat(dst); !os.IsNotExist(err) {
+		t.Fatal("a failed rewrite left its target")
+	}
 }
