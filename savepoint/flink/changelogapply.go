@@ -150,11 +150,11 @@ func (sp *Savepoint) changelogEntries(f keyedFile, kgs []int, want func(*stateMe
 
 // clReplay replays key groups of one changelog handle.
 type clReplay struct {
-	sp      *Savepoint
-	f       keyedFile
-	c       *changelogHandle
-	x       *changelogIndex
-	wanted  []bool // by state index
+	sp     *Savepoint
+	f      keyedFile
+	c      *changelogHandle
+	x      *changelogIndex
+	wanted []bool // by state index
 	// keep, when set, says which keys are wanted (KeyedScan.Keys): the
 	// changes of other keys are not applied.
 	keep    func(any) bool
