@@ -135,6 +135,10 @@ func parseChangelogPart(d *decoder, t byte) changelogPart {
 	switch t {
 	case handleChangelogBytes:
 		p.from, p.to = d.i64(), d.i64()
+		if d.err == nil && (p.from < 0 || p.to < p.from) {
+			d.off -= 16
+			d.fail("in-memory change log of sequence numbers %d to %d", p.from, p.to)
+		}
 		n := d.count("changelog change", 8)
 		p.changes = make([]memChange, 0, n)
 		for range n {
