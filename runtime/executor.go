@@ -67,6 +67,10 @@ type Executor struct {
 	describe bool
 	// slotGen moves on whenever nothing is in flight (slot.go).
 	slotGen uint64
+	// batching: drainBatch runs the steps (runDirect may run chained
+	// operators at once); batch is its current step.
+	batching bool
+	batch    batchStep
 	// emission scratch, reused across steps
 	chained []work
 	keyBuf  []byte
@@ -86,19 +90,22 @@ const (
 )
 
 // work is one element waiting for one operator of a subtask's chain.
+//
+// Its fields are ordered and sized to keep it small: it is copied several
+// times per record.
 type work struct {
-	kind workKind
-	op   int
-	rec  Record
-	wm   int64
+	rec Record
+	key []byte
+	wm  int64
+	op  int32
+	kg  int32
+	// input is the input of a two-input operator the record came on.
+	input uint8
+	kind  workKind
 	// cont marks a watermark whose operator already saw it and is still
 	// firing timers.
 	cont bool
 	idle bool // wStatus
-	key  []byte
-	kg   int
-	// input is the input of a two-input operator the record came on.
-	input uint8
 }
 
 // subtask is one parallel instance of a task.
@@ -157,6 +164,10 @@ type opInstance struct {
 	noKey bool
 	// slotOut: the main output's consumers all read slots (slot.go).
 	slotOut bool
+	// direct: the operator emits last in its call (node.emitsLast), to
+	// one chained operator of one input and nothing else, so drainBatch
+	// runs that operator at once (runDirect).
+	direct bool
 	// tables are the keyed states the operator declared, by name, for
 	// readers between steps (KeyedState).
 	tables map[string]state.Table
@@ -378,6 +389,8 @@ func (e *Executor) build(restore *restoring) error {
 					}
 					inst.outs = append(inst.outs, r)
 				}
+				inst.direct = inst.info.node.emitsLast && len(inst.outs) == 1 && inst.outs[0].chained >= 0 &&
+					st.ops[inst.outs[0].chained].two == nil
 			}
 		}
 	}
@@ -544,15 +557,7 @@ func (e *Executor) Next() error {
 			return err
 		}
 	}
-	for {
-		_, ok, err := e.step()
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return nil
-		}
-	}
+	return e.drain()
 }
 
 // StepInto handles one element by one operator. When nothing is in flight it
@@ -699,7 +704,7 @@ func (e *Executor) pick() *subtask {
 		// The operator fires its timers due at the physical timer's time,
 		// then sets its physical timer again (Flink's onProcessingTime).
 		st.ops[pt.owner].svc.physicalFired()
-		st.stack = append(st.stack, work{kind: wProcTimers, op: pt.owner, wm: pt.time})
+		st.stack = append(st.stack, work{kind: wProcTimers, op: int32(pt.owner), wm: pt.time})
 		e.active = st
 		return st
 	}
@@ -721,9 +726,9 @@ func (e *Executor) deliver(st *subtask, el inElem) bool {
 	var out ValveOutput
 	switch el.kind {
 	case elWatermark:
-		out = st.valve.InputWatermark(el.channel, el.wm)
+		out = st.valve.InputWatermark(int(el.channel), el.wm)
 	case elStatus:
-		out = st.valve.InputStatus(el.channel, el.idle)
+		out = st.valve.InputStatus(int(el.channel), el.idle)
 	default:
 		ch := &st.channels[el.channel]
 		ch.records++
@@ -752,15 +757,11 @@ func (e *Executor) deliver(st *subtask, el inElem) bool {
 func (e *Executor) step() (info StepInfo, ok bool, err error) {
 	st := e.pick()
 	if st == nil {
-		if e.finished || e.allSourcesDone() {
-			e.finished = true
-		}
-		if e.idle() {
-			e.slotGen++ // no record holds a slot any more
-		}
+		e.noWork()
 		return StepInfo{}, false, nil
 	}
 	w := st.stack[len(st.stack)-1]
+	st.stack[len(st.stack)-1] = work{}
 	st.stack = st.stack[:len(st.stack)-1]
 	inst := st.ops[w.op]
 	e.steps++
@@ -819,7 +820,7 @@ func (e *Executor) run(st *subtask, inst *opInstance, w work, info *StepInfo) er
 				inst.noKey = true
 				defer func() { inst.noKey = false }()
 			} else {
-				inst.keyed.SetCurrentKey(w.key, w.kg)
+				inst.keyed.SetCurrentKey(w.key, int(w.kg))
 				if e.trace != nil {
 					info.Key = ctx.CurrentKey()
 				}
@@ -928,7 +929,11 @@ func (e *Executor) emit(ctx *OperatorContext, tag string, r Record) {
 			continue
 		}
 		if rt.chained >= 0 {
-			e.chained = append(e.chained, work{kind: wRecord, op: rt.chained, rec: r})
+			if inst.direct && e.batching && len(e.chained) == 0 && e.failure == nil && e.batch.depth < maxDirect {
+				e.runDirect(ctx.st, rt.chained, r)
+				continue
+			}
+			e.chained = append(e.chained, work{kind: wRecord, op: int32(rt.chained), rec: r})
 			continue
 		}
 		switch rt.part {
@@ -978,7 +983,7 @@ func (e *Executor) forwardWatermark(st *subtask, inst *opInstance, wm int64) {
 			// An operator reached by several outputs (main and side) gets
 			// the watermark once.
 			if !slices.ContainsFunc(inst.outs[:i], func(o route) bool { return o.chained == rt.chained }) {
-				e.chained = append(e.chained, work{kind: wWatermark, op: rt.chained, wm: wm})
+				e.chained = append(e.chained, work{kind: wWatermark, op: int32(rt.chained), wm: wm})
 			}
 			continue
 		}
@@ -1003,7 +1008,7 @@ func (e *Executor) forwardStatus(st *subtask, inst *opInstance, idle bool) {
 		rt := &inst.outs[i]
 		if rt.chained >= 0 {
 			if !slices.ContainsFunc(inst.outs[:i], func(o route) bool { return o.chained == rt.chained }) {
-				e.chained = append(e.chained, work{kind: wStatus, op: rt.chained, idle: idle})
+				e.chained = append(e.chained, work{kind: wStatus, op: int32(rt.chained), idle: idle})
 			}
 			continue
 		}
@@ -1071,11 +1076,185 @@ func (e *Executor) AdvanceWatermark(wm int64) error {
 
 // drain runs steps until nothing is in flight.
 func (e *Executor) drain() error {
+	if e.trace == nil {
+		return e.drainBatch()
+	}
 	for {
 		_, ok, err := e.step()
 		if err != nil || !ok {
 			return err
 		}
+	}
+}
+
+// drainBatch is drain without a trace: the steps run in one loop under one
+// recover, where step builds a StepInfo and defers a recover per element.
+// A panic still fails the task naming the step's operator, record, key
+// and stack: the deferred recover runs before the stack unwinds, with the
+// step's subtask, operator and work item in its variables.
+//
+// It hands work over without the stack where the stack would give it back
+// at once: the one record an operator call emitted to its chain (pushed
+// and popped next), and a record taken from an input queue.
+func (e *Executor) drainBatch() (err error) {
+	b := &e.batch
+	var info StepInfo // run fills it in; nobody reads it here
+	defer func() {
+		e.batching = false
+		if r := recover(); r != nil {
+			buf := make([]byte, 16<<10)
+			buf = buf[:goruntime.Stack(buf, false)]
+			err = e.fail(b.st, b.inst, b.w, fmt.Errorf("panic: %v", r), string(buf))
+		}
+		b.st, b.inst, b.w, b.depth = nil, nil, nil, 0
+		clear(b.ws[:])
+	}()
+	e.batching = true
+	w := &b.ws[0]
+	have := false // w is the next work item, of subtask b.st
+	for {
+		if !have {
+			if st := e.active; st != nil && len(st.stack) > 0 {
+				n := len(st.stack) - 1
+				b.st, *w = st, st.stack[n]
+				st.stack[n] = work{}
+				st.stack = st.stack[:n]
+			} else if b.st, have = e.pickRecord(w); !have {
+				if e.pick() == nil {
+					e.noWork()
+					return nil
+				}
+				continue
+			}
+		}
+		have = false
+		st := b.st
+		inst := st.ops[w.op]
+		b.inst, b.w = inst, w
+		e.steps++
+		var err error
+		if w.kind == wRecord && inst.two == nil {
+			ctx := inst.ctx
+			ctx.rec = w.rec
+			if inst.keyed != nil {
+				inst.keyed.SetCurrentKey(w.key, int(w.kg))
+			}
+			err = inst.op.ProcessElement(ctx, w.rec)
+		} else {
+			err = e.run(st, inst, *w, &info)
+		}
+		if ctx := inst.ctx; ctx != nil && ctx.err != nil {
+			if err == nil {
+				err = ctx.err
+			}
+			ctx.err = nil
+		}
+		if err != nil {
+			return e.fail(st, inst, w, err, "")
+		}
+		if e.failure != nil {
+			return e.failure // an operator it ran directly failed
+		}
+		switch len(e.chained) {
+		case 0:
+		case 1:
+			// Pushed and popped at once: run it next.
+			*w, have = e.chained[0], true
+			e.chained[0] = work{}
+			e.chained = e.chained[:0]
+			e.active = st
+		default:
+			e.flushChained(st)
+		}
+	}
+}
+
+// batchStep is the step drainBatch runs, for its recover: w points into
+// ws, whose first element is drainBatch's step and the others the steps
+// runDirect runs within it, depth deep.
+type batchStep struct {
+	st    *subtask
+	inst  *opInstance
+	w     *work
+	ws    [maxDirect + 1]work
+	depth int
+}
+
+// maxDirect bounds how deep runDirect nests; deeper records go through
+// the stack.
+const maxDirect = 8
+
+// runDirect runs the chained operator op on r at once, as a step of its
+// own, while the operator that emitted r is still in its call: the
+// emitter emits last (emitsLast) to this one consumer alone, so the
+// stack would hand r to op next anyway. A failure of op fails the job
+// (the emitter's step then ends it); a panic reaches drainBatch's recover
+// naming op and r.
+func (e *Executor) runDirect(st *subtask, op int, r Record) {
+	b := &e.batch
+	prevInst, prevW := b.inst, b.w
+	b.depth++
+	w := &b.ws[b.depth]
+	inst := st.ops[op]
+	*w = work{kind: wRecord, op: int32(op), rec: r}
+	b.inst, b.w = inst, w
+	e.steps++
+	ctx := inst.ctx
+	ctx.rec = r
+	if inst.keyed != nil {
+		inst.keyed.SetCurrentKey(nil, 0) // as a chained record's step does
+	}
+	err := inst.op.ProcessElement(ctx, r)
+	if ctx.err != nil {
+		if err == nil {
+			err = ctx.err
+		}
+		ctx.err = nil
+	}
+	if err != nil {
+		e.fail(st, inst, w, err, "")
+	}
+	*w = work{}
+	b.depth--
+	b.inst, b.w = prevInst, prevW
+}
+
+// pickRecord takes the next element of the input queues when it is a
+// record, as pick would choose it, into w: nothing else has work (no
+// active stack, no timers or idleness pending), and the first subtask
+// with a queued element has a record first.
+func (e *Executor) pickRecord(w *work) (*subtask, bool) {
+	if len(e.idlePending) > 0 || len(e.procPending) > 0 {
+		return nil, false
+	}
+	for _, st := range e.subtasks {
+		if st.inbox.len() == 0 {
+			continue
+		}
+		if st.inbox.peek().kind != elRecord {
+			return nil, false
+		}
+		el := st.inbox.pop()
+		ch := &st.channels[el.channel]
+		ch.records++
+		if el.rec.HasTimestamp {
+			ch.lastTS, ch.hasTS = el.rec.Timestamp, true
+		}
+		*w = work{kind: wRecord, rec: el.rec, key: el.key, kg: el.kg, input: ch.input}
+		e.active = st
+		return st, true
+	}
+	return nil, false
+}
+
+// noWork notes that nothing is left to run: the end of the input when
+// every source ended, and a new slot generation when nothing is in flight.
+func (e *Executor) noWork() {
+	if e.finished || e.allSourcesDone() {
+		e.finished = true
+	}
+	if e.idle() {
+		e.slotGen++ // no record holds a slot any more
 	}
 }
 

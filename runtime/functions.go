@@ -248,7 +248,7 @@ func (f sinkFunc[T]) Invoke(in T) error { return f(in) }
 
 // RichMap applies the function value f to every record.
 func RichMap[T, U any](in Input[T], name string, f MapFunction[T, U], opts ...Option) *Stream[U] {
-	return typedOp[T, U](in, name, func() Operator {
+	s := typedOp[T, U](in, name, func() Operator {
 		f := CloneFunc(f)
 		var arena slotArena[U]
 		return &userOp{fn: f, process: func(ctx *OperatorContext, r Record) error {
@@ -260,6 +260,8 @@ func RichMap[T, U any](in Input[T], name string, f MapFunction[T, U], opts ...Op
 			return nil
 		}}
 	}, opts)
+	s.refs[0].node.emitsLast = true
+	return s
 }
 
 // RichFlatMap applies the function value f to every record; f emits any
@@ -277,7 +279,7 @@ func RichFlatMap[T, U any](in Input[T], name string, f FlatMapFunction[T, U], op
 
 // RichFilter keeps the records the function value f accepts.
 func RichFilter[T any](in Input[T], name string, f FilterFunction[T], opts ...Option) *Stream[T] {
-	return typedOp[T, T](in, name, func() Operator {
+	s := typedOp[T, T](in, name, func() Operator {
 		f := CloneFunc(f)
 		var arena slotArena[T]
 		return &userOp{fn: f, process: func(ctx *OperatorContext, r Record) error {
@@ -294,6 +296,8 @@ func RichFilter[T any](in Input[T], name string, f FilterFunction[T], opts ...Op
 			return nil
 		}}
 	}, opts)
+	s.refs[0].node.emitsLast = true
+	return s
 }
 
 // RichProcess runs the function value f on every record with its context.

@@ -11,13 +11,13 @@ type inbox struct {
 }
 
 type inElem struct {
-	channel int
-	kind    elemKind
-	wm      int64
-	idle    bool
 	rec     Record
 	key     []byte
-	kg      int
+	wm      int64
+	channel int32
+	kg      int32
+	kind    elemKind
+	idle    bool
 }
 
 type elemKind uint8
@@ -49,18 +49,21 @@ func (q *inbox) pushRecord(channel int, r Record, key []byte, kg int) {
 		q.arena = append(q.arena, key...)
 		k = q.arena[start:len(q.arena):len(q.arena)]
 	}
-	q.els = append(q.els, inElem{channel: channel, rec: r, key: k, kg: kg})
+	q.els = append(q.els, inElem{channel: int32(channel), rec: r, key: k, kg: int32(kg)})
 }
 
 func (q *inbox) pushWatermark(channel int, wm int64) {
 	q.reset()
-	q.els = append(q.els, inElem{channel: channel, kind: elWatermark, wm: wm})
+	q.els = append(q.els, inElem{channel: int32(channel), kind: elWatermark, wm: wm})
 }
 
 func (q *inbox) pushStatus(channel int, idle bool) {
 	q.reset()
-	q.els = append(q.els, inElem{channel: channel, kind: elStatus, idle: idle})
+	q.els = append(q.els, inElem{channel: int32(channel), kind: elStatus, idle: idle})
 }
+
+// peek returns the oldest element; the queue must not be empty.
+func (q *inbox) peek() *inElem { return &q.els[q.head] }
 
 func (q *inbox) pop() inElem {
 	el := q.els[q.head]

@@ -98,6 +98,10 @@ type node struct {
 	isSink      bool
 	// typedIn: the operator reads its input with readValue (slot.go).
 	typedIn bool
+	// emitsLast: the operator emits at most one record per call, as the
+	// last thing the call does (Map, Filter): nothing it does can follow
+	// or fail after the emission (see opInstance.direct).
+	emitsLast bool
 	// timerNamespace is the type of the namespaces of this operator's timers.
 	timerNamespace state.AnyCodec
 	// two describes a two-input operator (nil for one input).
