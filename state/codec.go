@@ -58,7 +58,13 @@ type erased[T any] struct{ c Codec[T] }
 
 func (e erased[T]) TypeName() string                   { return e.c.TypeName() }
 func (e erased[T]) AppendAny(dst []byte, v any) []byte { return e.c.Append(dst, v.(T)) }
-func (e erased[T]) DecodeAny(b []byte) (any, error)    { return e.c.Decode(b) }
+func (e erased[T]) DecodeAny(b []byte) (any, error) {
+	v, err := e.c.Decode(b)
+	if err != nil {
+		return nil, err
+	}
+	return box(v), nil // without an allocation for small int64s
+}
 func (e erased[T]) Display(b []byte) (any, error) {
 	if d, ok := e.c.(interface{ Display([]byte) (any, error) }); ok {
 		return d.Display(b)

@@ -34,6 +34,19 @@ func boxer[T any]() func(T) any {
 	return func(v T) any { return v }
 }
 
+// box is boxer's conversion, for one value.
+func box[T any](v T) any {
+	var zero T
+	if _, ok := any(zero).(int64); ok {
+		// INVARIANT: T is int64 (checked above), so the cast is exact.
+		i := *(*int64)(unsafe.Pointer(&v))
+		if ints := smallInts(); uint64(i) < uint64(len(ints)) {
+			return ints[i]
+		}
+	}
+	return v
+}
+
 // Registry is where an operator declares its state: the runtime hands one to
 // every rich function's Open and InitializeState.
 type Registry interface {

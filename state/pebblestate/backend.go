@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"sync/atomic"
@@ -19,10 +18,10 @@ import (
 // DefaultCacheSize is the block cache of a backend whose Options leave it 0.
 const DefaultCacheSize = 64 << 20
 
-// commitThreshold is the size at which the write batch is committed to the
-// DB. Reads go through the indexed batch, so the threshold only trades the
-// batch's skiplist depth against commit overhead (see BenchmarkPebbleBackend).
-const commitThreshold = 1 << 20
+// commitThreshold is the size of the pending writes (writes.go) at which
+// they are committed to the DB: it bounds their memory. (A variable so that
+// tests commit all the time.)
+var commitThreshold = 1 << 20
 
 // Options configure a Backend.
 type Options struct {
@@ -43,15 +42,22 @@ type Options struct {
 // Backend is a state.KeyedBackend on pebble. It is not safe for concurrent
 // use; the runtime is single-threaded.
 type Backend struct {
-	db      *pebble.DB
-	batch   *pebble.Batch // indexed: every read and write goes through it
-	iters   int           // open iterators on batch; commits wait for zero
-	groups  state.KeyGroupRange
-	maxPar  int
-	tempDir string // removed by Close when Open created it
-	dir     string
-	bg      *backgroundError
-	log     *fatalLogger
+	db *pebble.DB
+	// The pending writes and the values read back (writes.go): every read
+	// and write goes through them; batch carries the dirty ones to the DB.
+	pend      map[string]*pending
+	last      *pending // the entry the last get found
+	dirty     []*pending
+	pendBytes int
+	noteGen   uint64
+	batch     *pebble.Batch
+	iters     int // open iterators
+	groups    state.KeyGroupRange
+	maxPar    int
+	tempDir   string // removed by Close when Open created it
+	dir       string
+	bg        *backgroundError
+	log       *fatalLogger
 
 	key      []byte // current key as given
 	keyEsc   []byte // current key escaped and terminated
@@ -131,7 +137,8 @@ func Open(opts Options) (*Backend, error) {
 	}
 	return &Backend{
 		db:      db,
-		batch:   db.NewIndexedBatch(),
+		batch:   db.NewBatch(),
+		pend:    map[string]*pending{},
 		groups:  opts.KeyGroups,
 		maxPar:  opts.MaxParallelism,
 		tempDir: tempDir,
@@ -441,17 +448,17 @@ func (b *Backend) Close() error {
 
 var errClosed = errors.New("pebblestate: backend closed")
 
-// maybeCommit moves the write batch into the DB once it is large, unless an
-// iterator still reads it.
+// maybeCommit flushes the pending writes once they are large.
 func (b *Backend) maybeCommit() error {
-	if b.iters > 0 || b.batch.Len() < commitThreshold {
+	if b.pendBytes < commitThreshold {
 		return nil
 	}
 	return b.commit()
 }
 
+// commit writes the pending writes (writes.go) to the DB in one batch.
 func (b *Backend) commit() error {
-	if b.batch.Empty() {
+	if len(b.dirty) == 0 {
 		return nil
 	}
 	// INVARIANT: no commit after a failed flush. Commits are the only
@@ -459,20 +466,29 @@ func (b *Backend) commit() error {
 	if err := b.waitForRoom(); err != nil {
 		return err
 	}
-	if err := b.log.guard(func() error { return b.batch.Commit(pebble.NoSync) }); err != nil {
+	if err := b.fillBatch(); err != nil {
+		return err
+	}
+	err := b.log.guard(func() error { return b.batch.Commit(pebble.NoSync) })
+	b.batch.Reset()
+	if err != nil {
 		if vfs.IsNoSpaceError(err) {
 			return fmt.Errorf("pebblestate: %s: disk full: %w", b.dir, err)
 		}
 		return fmt.Errorf("pebblestate: commit: %w", err)
 	}
-	b.batch.Reset()
+	b.committed()
 	return nil
 }
 
-// newIter opens an iterator over [lo, hi) that sees the batch; closeIter
-// must follow.
+// newIter opens an iterator over [lo, hi) of the DB once the pending
+// writes are in it; closeIter must follow. The iterator sees the state as
+// it was when it opened: writes made while it is open go to later reads.
 func (b *Backend) newIter(lo, hi []byte) (*pebble.Iterator, error) {
-	it, err := b.batch.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err := b.commit(); err != nil {
+		return nil, err
+	}
+	it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return nil, fmt.Errorf("pebblestate: %w", err)
 	}
@@ -486,51 +502,6 @@ func (b *Backend) closeIter(it *pebble.Iterator) error {
 		return fmt.Errorf("pebblestate: %w", err)
 	}
 	return nil
-}
-
-// get reads one key through the batch. When ok, the caller must close c
-// once done with v.
-func (b *Backend) get(k []byte) (v []byte, c io.Closer, ok bool, err error) {
-	v, c, err = b.batch.Get(k)
-	if err == pebble.ErrNotFound {
-		return nil, nil, false, nil
-	}
-	if err != nil {
-		return nil, nil, false, fmt.Errorf("pebblestate: get: %w", err)
-	}
-	return v, c, true, nil
-}
-
-func (b *Backend) exists(k []byte) (bool, error) {
-	_, c, ok, err := b.get(k)
-	if ok {
-		c.Close()
-	}
-	return ok, err
-}
-
-func (b *Backend) set(k, v []byte) error {
-	if err := b.batch.Set(k, v, nil); err != nil {
-		return fmt.Errorf("pebblestate: set: %w", err)
-	}
-	b.noteWrite(k)
-	return b.maybeCommit()
-}
-
-func (b *Backend) merge(k, v []byte) error {
-	if err := b.batch.Merge(k, v, nil); err != nil {
-		return fmt.Errorf("pebblestate: merge: %w", err)
-	}
-	b.noteWrite(k)
-	return b.maybeCommit()
-}
-
-func (b *Backend) del(k []byte) error {
-	if err := b.batch.Delete(k, nil); err != nil {
-		return fmt.Errorf("pebblestate: delete: %w", err)
-	}
-	b.noteWrite(k)
-	return b.maybeCommit()
 }
 
 // scan calls fn for every key with the given prefix, in order, until fn

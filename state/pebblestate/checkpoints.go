@@ -43,7 +43,8 @@ func (p *pmark) eachKey(fn func(k []byte)) {
 	}
 }
 
-// noteWrite records a key written while marks are live.
+// noteWrite records a key written while marks are live (markDirty calls
+// it once per key and segment).
 func (b *Backend) noteWrite(k []byte) {
 	if len(b.marks) == 0 || b.rollingBack {
 		return
@@ -87,6 +88,7 @@ func (b *Backend) Mark() (state.Mark, error) {
 		return 0, err
 	}
 	b.nextMark++
+	b.noteGen++ // keys written from now on are noted for this mark
 	p := pmark{id: state.Mark(b.nextMark), snap: b.db.NewSnapshot(), timers: map[*timerQueue]int{}, compactAt: 4096}
 	for _, si := range b.sorted {
 		if si.queue != nil {
@@ -116,6 +118,7 @@ func (b *Backend) RollBack(m state.Mark) error {
 		return fmt.Errorf("pebblestate: roll back to mark %d: %w", m, state.ErrUnknownMark)
 	}
 	p := &b.marks[i]
+	b.noteGen++ // m's segment starts over below: note every key again
 	done := map[string]struct{}{}
 	b.rollingBack = true
 	defer func() { b.rollingBack = false }()
@@ -167,6 +170,7 @@ func (b *Backend) Release(m state.Mark) {
 	}
 	p := b.marks[i]
 	p.snap.Close()
+	b.noteGen++
 	if i > 0 {
 		prev := &b.marks[i-1]
 		if prev.seen == nil {

@@ -30,3 +30,22 @@ func TestIncrementalCheckpoints(t *testing.T) {
 		return b
 	})
 }
+
+// TestPendingWrites runs the conformance suite and the checkpoint property
+// test with pending writes committed after every few bytes and the cache
+// of clean entries dropped at almost every commit, so that reads meet keys
+// pending, clean, merged onto the DB's values and only in the DB, in every
+// mix.
+func TestPendingWrites(t *testing.T) {
+	defer func(c, m int) { commitThreshold, maxCached = c, m }(commitThreshold, maxCached)
+	commitThreshold, maxCached = 64, 4
+	open := func(t *testing.T, maxParallelism int, groups state.KeyGroupRange) state.KeyedBackend {
+		b, err := Open(Options{FS: vfs.NewMem(), MaxParallelism: maxParallelism, KeyGroups: groups, CacheSize: 1 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	statetest.Run(t, open)
+	statetest.RunIncremental(t, 30, open)
+}

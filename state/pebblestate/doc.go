@@ -42,8 +42,10 @@
 // in memory (as Flink caches the head of its RocksDB timer queues); pebble
 // stays the source of truth and of snapshots.
 //
-// Reads and writes go through one indexed batch, committed to the DB when it
-// passes commitThreshold and no iterator is open on it. The WAL is off and
+// Reads and writes go through a table of pending writes (writes.go): the
+// newest write of each key, committed to the DB in one batch when it
+// passes commitThreshold, before iterators and at marks; after a commit it
+// keeps the values as a cache of the keys written last. The WAL is off and
 // Open refuses an existing store: state is only ever rebuilt from a
 // snapshot. The logger is silent (pebble's would write over the TUI).
 //
@@ -58,8 +60,8 @@
 // It must never: write a key outside its KeyGroups; keep a pebble value
 // slice past its closer or iterator step (codecs copy what they decode);
 // use range deletions on the hot path (tombstones in the memtable would slow
-// every read); commit or reset the batch while an iterator reads it; or log
-// to stdout/stderr.
+// every read); write the DB around the table of pending writes (Restore
+// empties it); or log to stdout/stderr.
 //
 // A Backend is not safe for concurrent use; the runtime is single-threaded.
 package pebblestate

@@ -152,6 +152,7 @@ func (b *Backend) Restore(metas []state.StateMeta, entries iter.Seq2[state.Entry
 	if err := b.commit(); err != nil {
 		return err
 	}
+	b.forgetPending() // the restorer writes the DB directly
 	r := restorer{b: b, batch: b.db.NewBatch()}
 	defer r.batch.Close()
 	for e, err := range entries {
