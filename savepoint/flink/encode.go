@@ -98,6 +98,16 @@ func encodeValue(s serializer, dst []byte, v any) ([]byte, error) {
 	return nil, fmt.Errorf("values of serializer %s cannot be written", typeOf(s))
 }
 
+// nullEncoding is what a serializer writes for null where it can (a
+// String: length+1 = 0); the others write nothing (Flink's own cannot
+// write null at all, and its readers skip the value after a null flag).
+func nullEncoding(s serializer) []byte {
+	if s == stringSer {
+		return []byte{0}
+	}
+	return nil
+}
+
 // canEncode reports whether encodeValue knows a serializer.
 func canEncode(s serializer) bool {
 	switch s {

@@ -458,9 +458,19 @@ func (r *kgReader) decodePair(at int64, m *stateMeta, key, value []byte) ([]entr
 		r.vd = decoder{b: value, base: at, file: r.file, slab: &r.slab}
 		vd := &r.vd
 		if vd.boolean() {
-			if vd.remaining() != 0 {
-				vd.fail("null map value with %d bytes", vd.remaining())
-				return nil, vd.err
+			// Flink writes the flag, then whatever the value serializer
+			// writes for null (HeapKeyValueStateIterator, RocksDBMapState:
+			// a String's null is one 0 byte; most serializers write
+			// nothing, or cannot write null at all).
+			if vd.err == nil && vd.remaining() != 0 {
+				r.wd.slab = &r.slab
+				v, err := decodeWholeWith(&r.wd, ms.value, r.file, at, vd.b[vd.off:])
+				if err == nil && v != nil {
+					err = fmt.Errorf("flink: %s at offset %d: null map value followed by a %s value", r.file, at, ms.value.typeName())
+				}
+				if err != nil {
+					return nil, err
+				}
 			}
 			return r.one(e), vd.err
 		}

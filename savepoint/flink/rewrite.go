@@ -526,7 +526,8 @@ func (sp *Savepoint) editPair(op *operatorMeta, subtask int, r *kgReader, at int
 		}
 		ms, _ := m.mapParts()
 		if ed.Value == nil {
-			return []byte{1}, false, true, nil
+			// As Flink writes it: the flag, then the serializer's null.
+			return append([]byte{1}, nullEncoding(ms.value)...), false, true, nil
 		}
 		if !canEncode(ms.value) {
 			return fail(fmt.Errorf("values of serializer %s cannot be written", ms.value.typeName()))

@@ -115,7 +115,14 @@ func CompileFlink(src *flink.Savepoint, text string) (*FlinkPlan, error) {
 				if err != nil {
 					return nil, err
 				}
-				if !(typ == "any" || want == "any" || typ == want || want == "float64" && typ == "int64") {
+				if typ == "null" && m.Kind != state.KindMap {
+					hint := "DELETE the entry instead"
+					if m.Kind.IsList() {
+						hint = "Flink's lists hold no NULL elements; DELETE the element instead"
+					}
+					return nil, query.ErrorAt(a.Value.Pos, fmt.Sprintf("value of %s cannot be NULL", m.QualifiedName()), hint)
+				}
+				if !(typ == "any" || want == "any" || typ == want || typ == "null" || want == "float64" && typ == "int64") {
 					return nil, query.ErrorAt(a.Value.Pos, fmt.Sprintf("value of %s is %s (%s), the expression is %s", m.QualifiedName(), m.ValueType, want, typ), "")
 				}
 				s.set = c

@@ -83,6 +83,7 @@ DELETE FROM "4b818c7923a927796d24b727201ba34d"."state-name" WHERE value = 0`)
 		{`DELETE FROM "41e91aae0bee218c44306cf7d21940ad"."_timer_state/event_timer"`, `is timers state`},
 		{`DELETE FROM "69f32d314b97c6f7f9ed7873983167f2"."source-state"`, `is split_list state`},
 		{`UPDATE "d5c8b168c6cbfe8c507a10f88b325243"."state-nam" SET value = 1`, `did you mean "state-name"?`},
+		{`UPDATE "d5c8b168c6cbfe8c507a10f88b325243"."state-name" SET value = NULL`, `1:68: value of Flat Map.state-name cannot be NULL; DELETE the entry instead`},
 	} {
 		_, err := modify.CompileFlink(sp, c.text)
 		var qe *query.Error
