@@ -25,7 +25,7 @@ func (p *Plan) Write(fs vfs.FS, dst string) error {
 		return ErrInPlace
 	}
 	for _, s := range p.stmts {
-		s.count = 0
+		s.count.Store(0)
 	}
 	snap, err := p.snapshot()
 	if err != nil {
@@ -220,7 +220,7 @@ func (s *stmt) applyKeyed(in iter.Seq2[state.Entry, error], om *savepoint.Operat
 		return func(yield func(state.Entry, error) bool) {
 			for e, err := range in {
 				if err == nil && e.State == s.meta.StateName {
-					s.count++
+					s.count.Add(1)
 					continue
 				}
 				if !yield(e, err) || err != nil {
@@ -255,7 +255,7 @@ func (s *stmt) applyKeyed(in iter.Seq2[state.Entry, error], om *savepoint.Operat
 						yield(state.Entry{}, s.rowError(env, errors.New("the entry exists; UPDATE it instead")))
 						return
 					}
-					s.count++
+					s.count.Add(1)
 					if !yield(mine[i], nil) {
 						return
 					}
@@ -265,7 +265,7 @@ func (s *stmt) applyKeyed(in iter.Seq2[state.Entry, error], om *savepoint.Operat
 				}
 			}
 			for ; i < len(mine); i++ {
-				s.count++
+				s.count.Add(1)
 				if !yield(mine[i], nil) {
 					return
 				}
@@ -292,7 +292,7 @@ func (s *stmt) applyKeyed(in iter.Seq2[state.Entry, error], om *savepoint.Operat
 				}
 				continue
 			}
-			s.count++
+			s.count.Add(1)
 			if s.kind == kindDelete {
 				continue
 			}
@@ -329,7 +329,7 @@ func (p *Plan) operatorEntries(om *savepoint.OperatorMeta, subtask int, es []sta
 				continue
 			}
 			if s.kind == kindDrop {
-				s.count++
+				s.count.Add(1)
 				continue
 			}
 			env := &rowEnv{s: s, om: om, subtask: subtask, op: &e}
@@ -341,7 +341,7 @@ func (p *Plan) operatorEntries(om *savepoint.OperatorMeta, subtask int, es []sta
 				out = append(out, e)
 				continue
 			}
-			s.count++
+			s.count.Add(1)
 			if s.kind == kindDelete {
 				continue
 			}

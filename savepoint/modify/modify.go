@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/alecthomas/participle/v2/lexer"
 
@@ -51,7 +52,7 @@ type stmt struct {
 	// inserts are INSERT's entries (keyed) sorted in stream order.
 	inserts []state.Entry
 	// count is what the statement did: rows updated, deleted, inserted, dropped.
-	count int64
+	count atomic.Int64 // added to by the writers of several subtasks at once
 }
 
 // Plan is a checked script against one source savepoint.
@@ -325,7 +326,7 @@ func (p *Plan) Statements() []string {
 	out := make([]string, len(p.stmts))
 	for i, s := range p.stmts {
 		verb := map[stmtKind]string{kindUpdate: "updated", kindDelete: "deleted", kindInsert: "inserted", kindDrop: "dropped"}[s.kind]
-		out[i] = fmt.Sprintf("%s: %d entries %s", s.text, s.count, verb)
+		out[i] = fmt.Sprintf("%s: %d entries %s", s.text, s.count.Load(), verb)
 	}
 	return out
 }
