@@ -1,6 +1,7 @@
 package flink
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strconv"
@@ -247,7 +248,36 @@ func logicalTypeOf(v any, depth int) (*ltype, error) {
 	if !ok {
 		return nil, fmt.Errorf("logical type %s (%s): fields missing: %w", rootName, o.className(), ErrUnsupported)
 	}
+	if err := t.checkBounds(); err != nil {
+		return nil, err
+	}
 	return t, nil
+}
+
+// checkBounds refuses precisions, scales and lengths outside what Flink's
+// types allow (DecimalType, TimeType, the timestamp types, the interval
+// types): values are formatted with them (a DECIMAL scale of 2^31-1 made
+// one value a 2 GB string).
+func (t *ltype) checkBounds() error {
+	bad := func(what string, v, lo, hi int) error {
+		if v < lo || v > hi {
+			return fmt.Errorf("logical type %s: %s %d outside [%d, %d]: %w", t.rootName, what, v, lo, hi, ErrCorrupt)
+		}
+		return nil
+	}
+	switch t.root {
+	case rootDecimal:
+		return cmp.Or(bad("precision", t.precision, 1, 38), bad("scale", t.scale, 0, t.precision))
+	case rootTime, rootTimestamp, rootTimestampTZ, rootTimestampLTZ:
+		return bad("precision", t.precision, 0, 9)
+	case rootIntervalYearMonth:
+		return bad("year precision", t.precision, 1, 4)
+	case rootIntervalDayTime:
+		return cmp.Or(bad("day precision", t.precision, 1, 6), bad("fractional precision", t.scale, 0, 9))
+	case rootChar, rootVarchar, rootBinary, rootVarbinary:
+		return bad("length", t.length, 0, maxVarLen)
+	}
+	return nil
 }
 
 // objectIdentifier prints a user-defined type's catalog identifier.
