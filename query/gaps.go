@@ -39,6 +39,18 @@ func (e *UnreadableError) Error() string {
 	return b.String()
 }
 
+// Unwrap gives the causes the catalog knows (StateMeta.Cause), so that
+// errors.Is tells the kind of each (e.g. flink.ErrCorrupt).
+func (e *UnreadableError) Unwrap() []error {
+	var out []error
+	for _, m := range e.States {
+		if m.Cause != nil {
+			out = append(out, m.Cause)
+		}
+	}
+	return out
+}
+
 // UnreadableText says which state cannot be read and why, for errors and
 // warnings: cannot read state "STATE" of operator "NAME" (ID): REASON.
 func UnreadableText(m state.StateMeta) string {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"os"
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -109,6 +110,10 @@ func (s *Savepoint) checkSize(name string, size int64) error {
 	path := s.fs.PathJoin(s.dir, name)
 	fi, err := lstat(s.fs, path)
 	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			// _metadata lists it: the savepoint is not complete.
+			return fmt.Errorf("%w: %s, listed in _metadata, is missing: %w", ErrInvalid, path, err)
+		}
 		return fmt.Errorf("savepoint: %w", err)
 	}
 	if err := checkRegular(path, fi); err != nil {

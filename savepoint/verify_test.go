@@ -215,3 +215,26 @@ func TestCreatedPastYear9999(t *testing.T) {
 		t.Fatalf("processing time %d", sp.Meta().ProcessingTime)
 	}
 }
+
+// TestMissingFileIsInvalid: a state file _metadata lists that is not there
+// makes the savepoint invalid (ErrInvalid, as every other inconsistency),
+// naming the file; the file system's not-exist stays visible. (Before: only
+// not-exist, no kind of this package.)
+func TestMissingFileIsInvalid(t *testing.T) {
+	fs := vfs.NewMem()
+	mustWrite(t, fs, "/sp", newFixture(60, 8, 3).snapshot(2))
+	var victim string
+	for name := range dirBytes(t, fs, "/sp") {
+		if name != MetadataFile {
+			victim = name
+			break
+		}
+	}
+	if err := fs.Remove("/sp/" + victim); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(fs, "/sp")
+	if !errors.Is(err, ErrInvalid) || !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "/sp/"+victim+", listed in _metadata, is missing") {
+		t.Errorf("without %s: %v", victim, err)
+	}
+}

@@ -131,6 +131,10 @@ type StateMeta struct {
 	// unknown serializer, an unsupported layout): such a state is listed,
 	// never silently left out, and queries that need it fail.
 	Status string `json:"status,omitempty"`
+	// Cause is the error behind Status where a reader has one, marked
+	// with its reader's kind (flink.ErrCorrupt, flink.ErrUnsupported), so
+	// that an error about the state can say what kind of failure it is.
+	Cause error `json:"-"`
 }
 
 // QualifiedName is "operator.state", the way people refer to a state.

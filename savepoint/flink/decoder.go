@@ -15,6 +15,26 @@ var ErrCorrupt = errors.New("flink: corrupt data")
 // (native RocksDB, changelog, file merging, unknown serializers).
 var ErrUnsupported = errors.New("flink: unsupported")
 
+// marked reports whether err carries one of the package's kinds.
+func marked(err error) bool {
+	return errors.Is(err, ErrCorrupt) || errors.Is(err, ErrUnsupported)
+}
+
+// markErr is err with kind (ErrCorrupt or ErrUnsupported) added when it
+// carries neither yet; its message stays err's. An error of the file
+// system keeps its own kind too (errors.Is(err, fs.ErrNotExist)).
+func markErr(err, kind error) error {
+	if err == nil || marked(err) {
+		return err
+	}
+	return &kindError{err: err, kind: kind}
+}
+
+type kindError struct{ err, kind error }
+
+func (e *kindError) Error() string   { return e.err.Error() }
+func (e *kindError) Unwrap() []error { return []error{e.err, e.kind} }
+
 // FormatError names the file and offset where reading failed.
 type FormatError struct {
 	File   string
@@ -83,10 +103,11 @@ func (d *decoder) failErr(kind error, format string, args ...any) {
 }
 
 // setErr records an error that is not a format error (e.g. an unknown
-// serializer), wrapping it with the position.
+// serializer), wrapping it with the position; one that carries no kind is
+// corrupt (it comes from decoding these bytes).
 func (d *decoder) setErr(err error) {
 	if d.err == nil && err != nil {
-		d.err = &FormatError{File: d.file, Offset: d.pos(), Msg: err.Error(), Err: err}
+		d.err = &FormatError{File: d.file, Offset: d.pos(), Msg: err.Error(), Err: markErr(err, ErrCorrupt)}
 	}
 }
 

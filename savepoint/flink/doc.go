@@ -50,7 +50,12 @@
 //     (FuzzMetadata, FuzzKeyedState, FuzzOperatorState).
 //   - Errors start with "flink:" and name the file and offset; they wrap
 //     ErrCorrupt or ErrUnsupported (an unknown serializer class is an
-//     UnknownSerializerError).
+//     UnknownSerializerError), whatever wraps them: the rocksdb package's
+//     kinds carry ours too, a state file _metadata names and the directory
+//     lacks is ErrCorrupt (and fs.ErrNotExist), and every StateMeta.Status
+//     has its marked StateMeta.Cause, which query.UnreadableError unwraps.
+//     Only the file system's own errors (EIO, EACCES) carry just their own
+//     kind.
 //   - A relative state file must resolve inside the savepoint directory; an
 //     absolute one (a savepoint moved since it was written) is looked up by
 //     its base name inside the directory.

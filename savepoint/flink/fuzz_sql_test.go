@@ -193,13 +193,15 @@ func FuzzPlan(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		sp, err := Open(dir)
 		if err != nil {
-			t.Skip("sample absent")
+			t.Fatal(err)
 		}
-		_ = err
-		var err2 error
-		checkAlloc(t, len(b), func() { err2 = sp.ApplyPlan(b) })
-		if err2 == nil {
-			drain(sp)
-		}
+		var d drained
+		checkAlloc(t, len(b), func() {
+			if err = sp.ApplyPlan(b); err == nil {
+				d = drain(sp)
+			}
+		})
+		checkMarked(t, err)
+		checkDrained(t, d)
 	})
 }

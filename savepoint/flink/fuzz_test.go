@@ -3,6 +3,7 @@ package flink
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -23,6 +24,14 @@ func drain(sp *Savepoint) drained {
 	var d drained
 	sp.Operators()
 	for _, m := range sp.States() {
+		if m.Status != "" {
+			// A query needing the state fails with this cause.
+			cause := m.Cause
+			if cause == nil {
+				cause = fmt.Errorf("state %q: status %q without a cause", m.StateName, m.Status)
+			}
+			d.errs = append(d.errs, cause)
+		}
 		sp.KeyGroupOf(m, int64(1))
 		sp.KeyGroupOf(m, []any{int64(1)})
 		sp.KeyGroupOf(m, "a")

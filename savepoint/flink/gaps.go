@@ -1,6 +1,10 @@
 package flink
 
-import "fmt"
+import (
+	"fmt"
+
+	"streamdbg/state"
+)
 
 // This file says what cannot be read and why, so that StateMeta.Status
 // lists every gap instead of a scan silently leaving it out.
@@ -21,33 +25,64 @@ func (u *unreadableSer) decode(d *decoder) any {
 func (u *unreadableSer) typeName() string { return u.name }
 func (u *unreadableSer) fixedLen() int    { return -1 }
 
-// serializerProblem says why values of s cannot be decoded, or "".
-func serializerProblem(s serializer) string {
-	return problemOf(s, 0)
+// statusError is why a state cannot be read: its message is the state's
+// StateMeta.Status, and it wraps the kind (StateMeta.Cause): ErrUnsupported
+// for what this reader does not decode, or the marked error that made the
+// state unreadable.
+type statusError struct {
+	msg string
+	err error
 }
 
-func problemOf(s serializer, depth int) string {
-	if depth > maxNesting {
-		return ""
+func (e *statusError) Error() string { return e.msg }
+func (e *statusError) Unwrap() error { return e.err }
+
+// statusf is a statusError of kind: ErrUnsupported, ErrCorrupt or an
+// error that carries one of them.
+func statusf(kind error, format string, args ...any) error {
+	return &statusError{msg: fmt.Sprintf(format, args...), err: kind}
+}
+
+// setStatus marks m unreadable because of why (nil: readable).
+func setStatus(m *state.StateMeta, why error) {
+	m.Status, m.Cause = "", nil
+	if why != nil {
+		m.Status, m.Cause = why.Error(), why
 	}
-	p := func(ss ...serializer) string {
+}
+
+// serializerProblem says why values of s cannot be decoded, or "".
+func serializerProblem(s serializer) string {
+	if err := problemOf(s, 0); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// problemOf is serializerProblem as a statusError, of its kind.
+
+func problemOf(s serializer, depth int) error {
+	if depth > maxNesting {
+		return nil
+	}
+	p := func(ss ...serializer) error {
 		for _, x := range ss {
 			if x == nil {
 				continue
 			}
-			if msg := problemOf(x, depth+1); msg != "" {
-				return msg
+			if err := problemOf(x, depth+1); err != nil {
+				return err
 			}
 		}
-		return ""
+		return nil
 	}
 	switch x := s.(type) {
 	case nil:
-		return ""
+		return nil
 	case *opaqueSer:
-		return "unknown serializer " + x.name
+		return statusf(ErrUnsupported, "unknown serializer %s", x.name)
 	case *unreadableSer:
-		return fmt.Sprintf("%s: %v", x.name, x.err)
+		return statusf(x.err, "%s: %v", x.name, x.err)
 	case *tupleSer:
 		return p(x.fields...)
 	case *listSer:
@@ -61,7 +96,7 @@ func problemOf(s serializer, depth int) string {
 	case *pojoSer:
 		for i, f := range x.fields {
 			if f == nil {
-				return fmt.Sprintf("POJO %s: field %s has no serializer", x.class, x.names[i])
+				return statusf(ErrUnsupported, "POJO %s: field %s has no serializer", x.class, x.names[i])
 			}
 		}
 		return p(x.fields...)
@@ -96,23 +131,53 @@ func problemOf(s serializer, depth int) string {
 	case *mapDataSer:
 		return p(x.keySer, x.valSer)
 	}
-	return ""
+	return nil
 }
 
 // status is why a state cannot be read, or "".
 func (m *stateMeta) status() string { return m.problem }
 
+// statusErr is status as a statusError of its kind (m.cause; an unknown
+// serializer class; else ErrUnsupported), or nil.
+func (m *stateMeta) statusErr() error {
+	switch {
+	case m.problem == "":
+		return nil
+	case m.cause != nil:
+		return &statusError{msg: m.problem, err: m.cause}
+	case m.unreadable != "":
+		return &statusError{msg: m.problem, err: &UnknownSerializerError{Class: m.unreadable}}
+	}
+	return &statusError{msg: m.problem, err: ErrUnsupported}
+}
+
+// setProblem makes why (nil: nothing) the state's status and its kind.
+func (m *stateMeta) setProblem(why error) {
+	m.problem, m.cause = "", nil
+	if why != nil {
+		m.problem, m.cause = why.Error(), why
+	}
+}
+
 // findProblem is status, computed: an unknown serializer snapshot (which
 // also ends the file's header), or serializers whose values cannot be
 // decoded.
 func (m *stateMeta) findProblem() string {
-	if m.unreadable != "" {
-		return "unknown serializer " + m.unreadable
-	}
-	for _, s := range []serializer{m.value, m.namespace, m.key} {
-		if msg := serializerProblem(s); msg != "" {
-			return msg
-		}
+	if err := m.findProblemErr(); err != nil {
+		return err.Error()
 	}
 	return ""
+}
+
+// findProblemErr is findProblem as a statusError of its kind.
+func (m *stateMeta) findProblemErr() error {
+	if m.unreadable != "" {
+		return statusf(&UnknownSerializerError{Class: m.unreadable}, "unknown serializer %s", m.unreadable)
+	}
+	for _, s := range []serializer{m.value, m.namespace, m.key} {
+		if err := problemOf(s, 0); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -145,12 +145,8 @@ func (f keyedFile) problem(want func(*stateMeta) bool) error {
 			continue
 		}
 		found = true
-		if st := f.header.stateStatus(i, native); st != "" {
-			err := error(ErrUnsupported)
-			if m.unreadable != "" {
-				err = &UnknownSerializerError{Class: m.unreadable}
-			}
-			return &FormatError{File: f.handle.String(), Msg: fmt.Sprintf("state %q of operator %s cannot be read: %s", m.name, f.op.id, st), Err: err}
+		if st := f.header.stateStatusErr(i, native); st != nil {
+			return &FormatError{File: f.handle.String(), Msg: fmt.Sprintf("state %q of operator %s cannot be read: %s", m.name, f.op.id, st), Err: st}
 		}
 	}
 	if g := f.header.gap(); g != "" && (!found || f.header.err != nil && !isUnknownSerializer(f.header.err)) {
@@ -415,7 +411,7 @@ func (r *kgReader) decodePair(at int64, m *stateMeta, key, value []byte) ([]entr
 	if m.backendType == backendPriorityQueue {
 		ts, ok := m.value.(*timerSer)
 		if !ok {
-			return nil, fmt.Errorf("flink: %s: timer state %q has serializer %s", r.file, m.name, typeOf(m.value))
+			return nil, fmt.Errorf("flink: %s: timer state %q has serializer %s: %w", r.file, m.name, typeOf(m.value), ErrUnsupported)
 		}
 		t := ts.decodeTimer(kd)
 		e.key, e.namespace, e.timestamp = t.key, t.namespace, t.timestamp
@@ -447,7 +443,7 @@ func (r *kgReader) decodePair(at int64, m *stateMeta, key, value []byte) ([]entr
 	case state.KindMap:
 		ms, ok := m.mapParts()
 		if !ok {
-			return nil, fmt.Errorf("flink: %s: map state %q has serializer %s", r.file, m.name, typeOf(m.value))
+			return nil, fmt.Errorf("flink: %s: map state %q has serializer %s: %w", r.file, m.name, typeOf(m.value), ErrUnsupported)
 		}
 		r.ud.slab = &r.slab
 		uk, err := decodeWholeWith(&r.ud, ms.key, r.file, at, kd.b[kd.off:])
@@ -490,7 +486,7 @@ func (r *kgReader) decodePair(at int64, m *stateMeta, key, value []byte) ([]entr
 		}
 		elem, ok := m.listElem()
 		if !ok {
-			return nil, fmt.Errorf("flink: %s: list state %q has serializer %s", r.file, m.name, typeOf(m.value))
+			return nil, fmt.Errorf("flink: %s: list state %q has serializer %s: %w", r.file, m.name, typeOf(m.value), ErrUnsupported)
 		}
 		return decodeDelimitedList(r.file, at, e, elem, value)
 	}
@@ -573,7 +569,7 @@ func (r *kgReader) readNative(b []byte) error {
 			if m.backendType == backendPriorityQueue {
 				ts, ok := m.value.(*timerSer)
 				if !ok {
-					return fmt.Errorf("flink: %s: timer state %q has serializer %s", r.file, m.name, typeOf(m.value))
+					return fmt.Errorf("flink: %s: timer state %q has serializer %s: %w", r.file, m.name, typeOf(m.value), ErrUnsupported)
 				}
 				t := ts.decodeTimer(d)
 				e.key, e.namespace, e.timestamp = t.key, t.namespace, t.timestamp

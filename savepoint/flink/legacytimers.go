@@ -52,7 +52,7 @@ func (sp *Savepoint) legacyTimersOf(h *keyGroupsHandle) *legacyTimers {
 		}
 	}
 	if lt.err == nil && lt.services == nil {
-		lt.err = fmt.Errorf("flink: raw keyed state holds no timer services")
+		lt.err = fmt.Errorf("flink: raw keyed state holds no timer services: %w", ErrUnsupported)
 	}
 	sp.mu.Lock()
 	if sp.legacy == nil {

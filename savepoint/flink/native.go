@@ -99,10 +99,22 @@ func (nh *nativeHandle) open(dir string) (*rocksdb.DB, error) {
 			nh.err = checkLive(nh.db, src.files)
 		}
 		if nh.err != nil {
-			nh.err = fmt.Errorf("flink: RocksDB state of backend %s (checkpoint %d): %w", nh.backendID, nh.checkpointID, nh.err)
+			nh.err = fmt.Errorf("flink: RocksDB state of backend %s (checkpoint %d): %w", nh.backendID, nh.checkpointID, rocksDBKind(nh.err))
 		}
 	})
 	return nh.db, nh.err
+}
+
+// rocksDBKind is an error of the rocksdb package marked with this
+// package's kind too: its ErrCorrupt and ErrUnsupported are ours.
+func rocksDBKind(err error) error {
+	switch {
+	case errors.Is(err, rocksdb.ErrUnsupported):
+		return markErr(err, ErrUnsupported)
+	case errors.Is(err, rocksdb.ErrCorrupt):
+		return markErr(err, ErrCorrupt)
+	}
+	return err
 }
 
 // checkLive checks the MANIFEST against the files the handle lists: the
@@ -168,10 +180,10 @@ type handleSource struct {
 func (s *handleSource) Open(name string) (rocksdb.File, error) {
 	h, ok := s.files[name]
 	if !ok {
-		return nil, fmt.Errorf("flink: %s is not in the checkpoint's list of RocksDB files: %w", name, fs.ErrNotExist)
+		return nil, fmt.Errorf("flink: %s is not in the checkpoint's list of RocksDB files: %w", name, markErr(fs.ErrNotExist, ErrCorrupt))
 	}
 	if h == nil {
-		return nil, fmt.Errorf("flink: %s has a null state handle: %w", name, fs.ErrNotExist)
+		return nil, fmt.Errorf("flink: %s has a null state handle: %w", name, markErr(fs.ErrNotExist, ErrCorrupt))
 	}
 	if h.kind == handleByteStream {
 		return &rocksdb.BytesFile{FileName: name + " (inline in _metadata)", Data: h.inline}, nil
@@ -198,11 +210,14 @@ var errEscapes = errors.New("leaves the checkpoint's directory")
 // path with ".." components is refused: it could name a file outside that
 // root.
 func resolveShared(dir string, origins []string, h *streamHandle) (string, error) {
+	if strings.ContainsRune(h.name, 0) {
+		return "", fmt.Errorf("state file path %q has a NUL byte: %w", h.name, ErrCorrupt)
+	}
 	switch h.kind {
 	case handleRelativeFile:
 		rel := filepath.FromSlash(h.name)
 		if !filepath.IsLocal(rel) {
-			return "", fmt.Errorf("relative state file %q %w", h.name, errEscapes)
+			return "", fmt.Errorf("relative state file %q %w", h.name, markErr(errEscapes, ErrCorrupt))
 		}
 		return filepath.Join(dir, rel), nil
 	case handleFile:
@@ -212,12 +227,12 @@ func resolveShared(dir string, origins []string, h *streamHandle) (string, error
 	p := stripScheme(h.name)
 	for _, c := range strings.Split(p, "/") {
 		if c == ".." {
-			return "", fmt.Errorf("state file %q %w", h.name, errEscapes)
+			return "", fmt.Errorf("state file %q %w", h.name, markErr(errEscapes, ErrCorrupt))
 		}
 	}
 	base := path.Base(p)
 	if base == "" || base == "." || base == "/" || !filepath.IsLocal(base) {
-		return "", fmt.Errorf("state file path %q has no file name", h.name)
+		return "", fmt.Errorf("state file path %q has no file name: %w", h.name, ErrCorrupt)
 	}
 	var tried []string
 	try := func(rel string) (string, bool) {
@@ -249,7 +264,7 @@ func resolveShared(dir string, origins []string, h *streamHandle) (string, error
 			return c, nil
 		}
 	}
-	return "", fmt.Errorf("state file %s not found (looked for %s): %w", h.name, strings.Join(tried, ", "), fs.ErrNotExist)
+	return "", fmt.Errorf("state file %s not found (looked for %s): %w", h.name, strings.Join(tried, ", "), markErr(fs.ErrNotExist, ErrCorrupt))
 }
 
 func exists(p string) bool {
@@ -362,7 +377,7 @@ func (sp *Savepoint) nativeEntries(f keyedFile, kgs []int, want func(*stateMeta)
 			}
 			it, err := db.NewIter(cf, rocksdb.IterOptions{Lower: lower, Upper: upper})
 			if err != nil {
-				yield(entry{}, fmt.Errorf("flink: %s state %q: %w", sp.opName(f.op), m.name, err))
+				yield(entry{}, fmt.Errorf("flink: %s state %q: %w", sp.opName(f.op), m.name, rocksDBKind(err)))
 				return
 			}
 			r := &kgReader{
@@ -393,7 +408,7 @@ func (sp *Savepoint) nativeEntries(f keyedFile, kgs []int, want func(*stateMeta)
 					}
 				}
 				if err := it.Err(); err != nil {
-					yield(entry{}, fmt.Errorf("flink: %s state %q: %w", sp.opName(f.op), s.cf, err))
+					yield(entry{}, fmt.Errorf("flink: %s state %q: %w", sp.opName(f.op), s.cf, rocksDBKind(err)))
 					return
 				}
 			}
@@ -412,20 +427,20 @@ func (sp *Savepoint) nativeNotes(h *keyGroupsHandle, kh *keyedHeader) []string {
 	// set here.
 	db, err := h.native.open(sp.dir)
 	if err != nil {
-		why := fmt.Sprintf("RocksDB state unreadable: %v", err)
+		why := statusf(err, "RocksDB state unreadable: %v", err)
 		for _, m := range kh.states {
 			if m.problem == "" {
-				m.problem = why
+				m.setProblem(why)
 			}
 		}
-		return []string{"keyed state: " + why}
+		return []string{"keyed state: " + why.Error()}
 	}
 	var out []string
 	for _, m := range kh.states {
 		if db.ColumnFamily(m.name) == nil && m.backendType == backendPriorityQueue {
-			why := "no RocksDB column family: heap timers are not in the RocksDB files"
+			why := statusf(ErrUnsupported, "no RocksDB column family: heap timers are not in the RocksDB files")
 			if m.problem == "" {
-				m.problem = why
+				m.setProblem(why)
 			}
 			out = append(out, fmt.Sprintf("timer state %q: %s", m.name, why))
 		}

@@ -68,7 +68,7 @@ func (sp *Savepoint) operatorRows(h *operatorStateHandle, oh *operatorHeader, st
 		if m == nil {
 			// Listed by _metadata, not by the file's header (which may
 			// have stopped at an unknown serializer): its status says so.
-			err := fmt.Errorf("flink: %s: no meta information for operator state %q", sec.name(), s.name)
+			err := fmt.Errorf("flink: %s: no meta information for operator state %q: %w", sec.name(), s.name, ErrCorrupt)
 			if oh.err != nil {
 				err = fmt.Errorf("flink: %s: operator state %q: %w", sec.name(), s.name, oh.err)
 			}
@@ -77,8 +77,8 @@ func (sp *Savepoint) operatorRows(h *operatorStateHandle, oh *operatorHeader, st
 			}
 			continue
 		}
-		if st := m.status(); st != "" {
-			if explicit && !yield(state.OperatorRow{}, &FormatError{File: sec.name(), Msg: fmt.Sprintf("operator state %q cannot be read: %s", s.name, st), Err: ErrUnsupported}) {
+		if st := m.statusErr(); st != nil {
+			if explicit && !yield(state.OperatorRow{}, &FormatError{File: sec.name(), Msg: fmt.Sprintf("operator state %q cannot be read: %s", s.name, st), Err: st}) {
 				return false
 			}
 			continue

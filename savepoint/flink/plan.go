@@ -85,7 +85,7 @@ func (sp *Savepoint) ApplyPlanFile(path string) error {
 		return fmt.Errorf("flink: plan %s: %w", path, err)
 	}
 	if len(b) > maxPlanSize {
-		return fmt.Errorf("flink: plan %s is larger than %d bytes", path, maxPlanSize)
+		return fmt.Errorf("flink: plan %s is larger than %d bytes: %w", path, maxPlanSize, ErrUnsupported)
 	}
 	if err := sp.ApplyPlan(b); err != nil {
 		return fmt.Errorf("flink: plan %s: %w", path, err)
@@ -108,20 +108,20 @@ func (sp *Savepoint) ApplyPlan(planJSON []byte) error {
 		Edges []planEdge        `json:"edges"`
 	}
 	if err := json.Unmarshal(planJSON, &doc); err != nil {
-		return fmt.Errorf("not a compiled plan: %w", err)
+		return fmt.Errorf("not a compiled plan: %w", markErr(err, ErrCorrupt))
 	}
 	if doc.Nodes == nil {
-		return fmt.Errorf("not a compiled plan: no nodes")
+		return fmt.Errorf("not a compiled plan: no nodes: %w", ErrCorrupt)
 	}
 	nodes := map[int]*planNode{}
 	var order []*planNode
 	for _, raw := range doc.Nodes {
 		n := &planNode{}
 		if err := json.Unmarshal(raw, n); err != nil {
-			return fmt.Errorf("node: %w", err)
+			return fmt.Errorf("node: %w", markErr(err, ErrCorrupt))
 		}
 		if err := json.Unmarshal(raw, &n.raw); err != nil {
-			return fmt.Errorf("node %d: %w", n.ID, err)
+			return fmt.Errorf("node %d: %w", n.ID, markErr(err, ErrCorrupt))
 		}
 		n.output = parseRowType(n.OutputType)
 		nodes[n.ID] = n

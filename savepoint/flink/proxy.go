@@ -37,6 +37,7 @@ type stateMeta struct {
 	unreadable string
 	index      int    // position in its header (the state id of the layouts)
 	problem    string // status(), computed once when the header is read
+	cause      error  // the kind of problem (statusErr); nil: ErrUnsupported
 }
 
 // kind maps the meta info to the shared model's kind.
@@ -201,7 +202,7 @@ func readKeyedHeader(d *decoder) *keyedHeader {
 		m := readStateMeta(d)
 		if m != nil {
 			m.index = len(h.states)
-			m.problem = m.findProblem()
+			m.setProblem(m.findProblemErr())
 			h.states = append(h.states, m)
 		}
 	}
@@ -238,7 +239,7 @@ func readOperatorHeader(d *decoder) *operatorHeader {
 			}
 			if m := readStateMeta(d); m != nil {
 				m.index = len(h.states)
-				m.problem = m.findProblem()
+				m.setProblem(m.findProblemErr())
 				h.states = append(h.states, m)
 			}
 		}

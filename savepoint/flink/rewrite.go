@@ -152,14 +152,14 @@ func (sp *Savepoint) Rewrite(dst string, edit KeyedEdit) (rep *RewriteReport, er
 				return nil, fmt.Errorf("flink: rewrite: operator %s: %w", sp.opName(op), kh.err)
 			}
 			if h.stream == nil || h.stream.path == "" || h.stream.sizeAt < 0 {
-				return nil, fmt.Errorf("flink: rewrite: operator %s subtask %d: keyed state not in a file of the savepoint directory (inline or unresolved: %s)", sp.opName(op), st.index, h.stream)
+				return nil, fmt.Errorf("flink: rewrite: operator %s subtask %d: keyed state not in a file of the savepoint directory (inline or unresolved: %s): %w", sp.opName(op), st.index, h.stream, ErrUnsupported)
 			}
 			rel, err := filepath.Rel(sp.dir, h.stream.path)
 			if err != nil || !filepath.IsLocal(rel) {
-				return nil, fmt.Errorf("flink: rewrite: %s is outside the savepoint directory", h.stream.path)
+				return nil, fmt.Errorf("flink: rewrite: %s is outside the savepoint directory: %w", h.stream.path, ErrCorrupt)
 			}
 			if rewritten[rel] {
-				return nil, fmt.Errorf("flink: rewrite: %s holds the keyed state of more than one subtask", rel)
+				return nil, fmt.Errorf("flink: rewrite: %s holds the keyed state of more than one subtask: %w", rel, ErrUnsupported)
 			}
 			rewritten[rel] = true
 			rf, err := sp.rewriteKeyed(op, st.index, h, kh, edit, filepath.Join(tmp, rel), rep)
@@ -352,7 +352,7 @@ func (sp *Savepoint) rewriteGroup(op *operatorMeta, subtask, kg, prefix int, kin
 		native = int(int32(binary.BigEndian.Uint32(raw))) == kg
 	}
 	if native {
-		return nil, false, fmt.Errorf("flink: rewrite: %s key group %d: heap-native layout (a heap checkpoint); only canonical savepoints can be rewritten", file, kg)
+		return nil, false, fmt.Errorf("flink: rewrite: %s key group %d: heap-native layout (a heap checkpoint); only canonical savepoints can be rewritten: %w", file, kg, ErrUnsupported)
 	}
 	d, err := r.decompress(raw, off)
 	if err != nil {
@@ -406,7 +406,7 @@ func (sp *Savepoint) rewriteGroup(op *operatorMeta, subtask, kg, prefix int, kin
 		return nil, false, d.err
 	}
 	if d.remaining() != 0 {
-		return nil, false, fmt.Errorf("flink: %s key group %d: %d bytes after the end mark", file, kg, d.remaining())
+		return nil, false, fmt.Errorf("flink: %s key group %d: %d bytes after the end mark: %w", file, kg, d.remaining(), ErrCorrupt)
 	}
 	if !changed {
 		return nil, false, nil
@@ -493,7 +493,7 @@ func (sp *Savepoint) editPair(op *operatorMeta, subtask int, r *kgReader, at int
 			}
 			span := value[start:d.off]
 			if d.remaining() > 0 && d.u8() != ',' {
-				return fail(errors.New("list element not followed by ','"))
+				return fail(fmt.Errorf("list element not followed by ',': %w", ErrCorrupt))
 			}
 			if i >= len(edits) {
 				return fail(errors.New("list elements changed while read"))

@@ -288,7 +288,8 @@ func (sp *Savepoint) States() []state.StateMeta {
 			m.OperatorUID = uid
 			if i, ok := seen[m.StateName]; ok {
 				if metas[i].Status == "" {
-					metas[i].Status = m.Status // a gap in one subtask is a gap
+					// a gap in one subtask is a gap
+					metas[i].Status, metas[i].Cause = m.Status, m.Cause
 				}
 				return i
 			}
@@ -296,23 +297,25 @@ func (sp *Savepoint) States() []state.StateMeta {
 			metas = append(metas, m)
 			return len(metas) - 1
 		}
-		gap := func(stateName string, scope state.Scope, why string) {
-			add(state.StateMeta{OperatorID: op.id, OperatorName: name, StateName: stateName, Scope: scope, Kind: state.KindUnknown, Status: why})
+		gap := func(stateName string, scope state.Scope, why error) {
+			m := state.StateMeta{OperatorID: op.id, OperatorName: name, StateName: stateName, Scope: scope, Kind: state.KindUnknown}
+			setStatus(&m, why)
+			add(m)
 		}
 		for _, st := range op.subtasks {
 			if st.keyed != nil {
 				kh := sp.keyedHeaderOf(op, st.keyed)
 				for i, m := range kh.states {
 					sm := keyedMeta(op.id, name, kh, m)
-					sm.Status = kh.stateStatus(i, st.keyed.kind == handleKeyGroupsV2)
+					setStatus(&sm, kh.stateStatusErr(i, st.keyed.kind == handleKeyGroupsV2))
 					add(sm)
 				}
 				if g := kh.gap(); g != "" {
-					gap(UnlistedKeyedStates, state.ScopeKeyed, g)
+					gap(UnlistedKeyedStates, state.ScopeKeyed, statusf(kh.err, "%s", g))
 				}
 			}
 			if st.keyedGap != "" {
-				gap(KeyedStateGap, state.ScopeKeyed, st.keyedGap)
+				gap(KeyedStateGap, state.ScopeKeyed, statusf(ErrUnsupported, "%s", st.keyedGap))
 			}
 			if st.rawKeyed {
 				var lt *legacyTimers
@@ -324,9 +327,9 @@ func (sp *Savepoint) States() []state.StateMeta {
 						add(m)
 					}
 				} else {
-					why := "raw keyed state (written by the operator itself, without meta information) cannot be read"
+					why := statusf(ErrUnsupported, "raw keyed state (written by the operator itself, without meta information) cannot be read")
 					if lt != nil && !errors.Is(lt.err, ErrUnsupported) {
-						why = fmt.Sprintf("raw keyed state unreadable: %v", lt.err)
+						why = statusf(lt.err, "raw keyed state unreadable: %v", lt.err)
 					}
 					gap(RawKeyedState, state.ScopeKeyed, why)
 					sp.mu.Lock()
@@ -335,7 +338,7 @@ func (sp *Savepoint) States() []state.StateMeta {
 				}
 			}
 			if st.rawOperator {
-				gap(RawOperatorState, state.ScopeOperator, "raw operator state (written by the operator itself, without meta information) cannot be read")
+				gap(RawOperatorState, state.ScopeOperator, statusf(ErrUnsupported, "raw operator state (written by the operator itself, without meta information) cannot be read"))
 			}
 			if st.operatorState != nil {
 				oh := sp.operatorHeaderOf(op, st.operatorState)
@@ -354,11 +357,12 @@ func (sp *Savepoint) States() []state.StateMeta {
 					case m != nil:
 						sm.Kind = m.kind()
 						fillOperatorTypes(&sm, m)
-						sm.Status = m.status()
+						setStatus(&sm, m.statusErr())
 					case oh.err != nil:
-						sm.Status = fmt.Sprintf("operator state file %s unreadable: %v", st.operatorState.stream, oh.err)
+						setStatus(&sm, statusf(oh.err, "operator state file %s unreadable: %v", st.operatorState.stream, oh.err))
 					default:
-						sm.Status = "no meta information in the operator state file"
+						// _metadata lists a state its file does not hold.
+						setStatus(&sm, statusf(ErrCorrupt, "no meta information in the operator state file"))
 					}
 					i := add(sm)
 					if sm.Kind != state.KindBroadcast {
@@ -389,17 +393,25 @@ const (
 // heap snapshot (native layout) values have no length, so a state written
 // after an unreadable one cannot be reached either.
 func (h *keyedHeader) stateStatus(i int, native bool) string {
-	if s := h.states[i].status(); s != "" {
-		return s
+	if err := h.stateStatusErr(i, native); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// stateStatusErr is stateStatus as a statusError of its kind.
+func (h *keyedHeader) stateStatusErr(i int, native bool) error {
+	if err := h.states[i].statusErr(); err != nil {
+		return err
 	}
 	if native {
 		for _, m := range h.states[:i] {
-			if m.status() != "" {
-				return fmt.Sprintf("follows unreadable state %q in a heap snapshot, whose values have no length", m.name)
+			if err := m.statusErr(); err != nil {
+				return statusf(err, "follows unreadable state %q in a heap snapshot, whose values have no length", m.name)
 			}
 		}
 	}
-	return ""
+	return nil
 }
 
 // countBudget bounds the keyed rows read to count entries: a small

@@ -24,11 +24,15 @@ func (h *streamHandle) resolve(dir string) {
 	if h == nil {
 		return // a null handle: open reports it
 	}
+	if strings.ContainsRune(h.name, 0) {
+		h.err = fmt.Errorf("flink: state file path %q has a NUL byte: %w", h.name, ErrCorrupt)
+		return
+	}
 	switch h.kind {
 	case handleRelativeFile:
 		rel := filepath.FromSlash(h.name)
 		if !filepath.IsLocal(rel) {
-			h.err = fmt.Errorf("flink: relative state file %q leaves the savepoint directory", h.name)
+			h.err = fmt.Errorf("flink: relative state file %q leaves the savepoint directory: %w", h.name, ErrCorrupt)
 			return
 		}
 		h.path = filepath.Join(dir, rel)
@@ -47,13 +51,14 @@ func (h *streamHandle) resolve(dir string) {
 		}
 		base := path.Base(p)
 		if base == "" || base == "." || base == ".." || base == "/" || !filepath.IsLocal(base) {
-			h.err = fmt.Errorf("flink: state file path %q has no file name", h.name)
+			h.err = fmt.Errorf("flink: state file path %q has no file name: %w", h.name, ErrCorrupt)
 			return
 		}
 		h.path = filepath.Join(dir, base)
 		if _, err := os.Stat(h.path); err != nil {
 			h.path = ""
-			h.err = fmt.Errorf("flink: state file %q not found in savepoint directory %s (looked for %s)", h.name, dir, base)
+			// _metadata names a file the savepoint does not have.
+			h.err = fmt.Errorf("flink: state file %q not found in savepoint directory %s (looked for %s): %w", h.name, dir, base, markErr(fs.ErrNotExist, ErrCorrupt))
 		}
 	}
 }
@@ -106,6 +111,10 @@ func (s *fileSection) readInto(buf []byte, off, n int64) ([]byte, error) {
 	}
 	b = b[:n]
 	if _, err := s.f.ReadAt(b, off); err != nil && !(errors.Is(err, io.EOF) && off+n == s.sz) {
+		if errors.Is(err, io.EOF) {
+			// Shorter than when it was opened.
+			return nil, &FormatError{File: s.name(), Offset: off, Msg: fmt.Sprintf("file ends before %d bytes at %d (it was %d bytes)", n, off, s.sz), Err: ErrCorrupt}
+		}
 		return nil, fmt.Errorf("flink: %s: %w", s.path, err)
 	}
 	return b, nil
@@ -114,7 +123,7 @@ func (s *fileSection) readInto(buf []byte, off, n int64) ([]byte, error) {
 // open opens the bytes of a handle. The caller closes the returned closer.
 func (h *streamHandle) open() (section, io.Closer, error) {
 	if h == nil {
-		return nil, nil, fmt.Errorf("flink: no state handle")
+		return nil, nil, fmt.Errorf("flink: no state handle: %w", ErrCorrupt)
 	}
 	if h.kind == handleByteStream {
 		return inlineSection{h}, io.NopCloser(nil), nil
@@ -123,12 +132,12 @@ func (h *streamHandle) open() (section, io.Closer, error) {
 		if h.err != nil {
 			return nil, nil, h.err
 		}
-		return nil, nil, fmt.Errorf("flink: state file %q not resolved", h.name)
+		return nil, nil, fmt.Errorf("flink: state file %q not resolved: %w", h.name, ErrCorrupt)
 	}
 	f, err := openRegular(h.path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, fmt.Errorf("flink: state file %s not found in the savepoint directory: %w", h.name, err)
+			return nil, nil, fmt.Errorf("flink: state file %s not found in the savepoint directory: %w", h.name, markErr(err, ErrCorrupt))
 		}
 		return nil, nil, err
 	}

@@ -203,3 +203,22 @@ func TestCorruptManifest(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenMissingFilesAreCorrupt: an instance without CURRENT, without
+// the MANIFEST CURRENT names, or without a live table is corrupt (and the
+// file system's not-exist stays visible), naming the file.
+func TestOpenMissingFilesAreCorrupt(t *testing.T) {
+	for _, drop := range []string{"CURRENT", "MANIFEST-000007", ""} {
+		src, fm := smallStore(t, tableOpts{formatVersion: 5, checksum: checksumCRC32C})
+		name := drop
+		if name == "" {
+			name = TableName(fm.Number)
+		}
+		delete(src, name)
+		_, err := Open(src, Options{})
+		var e *Error
+		if !errors.Is(err, ErrCorrupt) || !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &e) || !strings.Contains(err.Error(), name) {
+			t.Errorf("without %s: %v, want a *rocksdb.Error naming it, ErrCorrupt and not-exist", name, err)
+		}
+	}
+}

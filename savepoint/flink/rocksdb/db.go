@@ -77,9 +77,11 @@ type DB struct {
 // Open reads CURRENT and the MANIFEST it names, and checks that every live
 // table file exists with the size the MANIFEST gives it.
 func Open(src Source, opts Options) (*DB, error) {
+	// A file the instance needs and does not have makes it corrupt; the
+	// file system's error stays (errors.Is(err, fs.ErrNotExist)).
 	cur, err := src.Open("CURRENT")
 	if err != nil {
-		return nil, fmt.Errorf("rocksdb: CURRENT: %w", err)
+		return nil, &Error{File: "CURRENT", Msg: err.Error(), Err: missing(err)}
 	}
 	name, err := ReadCurrent(cur)
 	if err != nil {
@@ -87,14 +89,14 @@ func Open(src Source, opts Options) (*DB, error) {
 	}
 	mf, err := src.Open(name)
 	if err != nil {
-		return nil, fmt.Errorf("rocksdb: %s (named by CURRENT): %w", name, err)
+		return nil, &Error{File: name, Msg: "named by CURRENT: " + err.Error(), Err: missing(err)}
 	}
 	if mf.Size() > maxManifestSize {
 		return nil, unsupportedf(mf.Name(), 0, "MANIFEST of %d bytes", mf.Size())
 	}
 	b := make([]byte, mf.Size())
 	if _, err := mf.ReadAt(b, 0); err != nil && err != io.EOF {
-		return nil, &Error{File: mf.Name(), Msg: err.Error(), Err: err}
+		return nil, &Error{File: mf.Name(), Msg: err.Error(), Err: short(err)}
 	}
 	v, err := ReadManifest(mf.Name(), b)
 	if err != nil {
@@ -110,7 +112,7 @@ func Open(src Source, opts Options) (*DB, error) {
 				f, err := src.Open(TableName(fm.Number))
 				if err != nil {
 					return nil, &Error{File: mf.Name(), Offset: fm.EditOffset,
-						Msg: fmt.Sprintf("live table %s (column family %q, level %d) is missing: %v", TableName(fm.Number), cf.Name, fm.Level, err), Err: err}
+						Msg: fmt.Sprintf("live table %s (column family %q, level %d) is missing: %v", TableName(fm.Number), cf.Name, fm.Level, err), Err: missing(err)}
 				}
 				if uint64(f.Size()) != fm.Size {
 					return nil, corruptf(f.Name(), f.Size(), "table is %d bytes, the MANIFEST (%s at offset %d) says %d", f.Size(), mf.Name(), fm.EditOffset, fm.Size)
@@ -145,7 +147,7 @@ func (db *DB) Table(fm *FileMeta) (*Table, error) {
 	}
 	f := db.files[fm.Number]
 	if f == nil {
-		return nil, fmt.Errorf("rocksdb: %s is not a live table", TableName(fm.Number))
+		return nil, corruptf(TableName(fm.Number), 0, "not a live table")
 	}
 	t, err := OpenTable(f, fm.LargestSeq)
 	if err != nil {

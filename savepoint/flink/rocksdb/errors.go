@@ -3,6 +3,8 @@ package rocksdb
 import (
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 )
 
 // ErrCorrupt marks bytes that do not follow RocksDB's format (a bad
@@ -34,4 +36,25 @@ func corruptf(file string, off int64, format string, args ...any) error {
 
 func unsupportedf(file string, off int64, format string, args ...any) error {
 	return &Error{File: file, Offset: off, Msg: fmt.Sprintf(format, args...), Err: ErrUnsupported}
+}
+
+// missing is the error of a file the instance needs that its source could
+// not open: marked corrupt unless it has a kind (an I/O error keeps only
+// its own).
+func missing(err error) error {
+	switch {
+	case errors.Is(err, ErrCorrupt), errors.Is(err, ErrUnsupported):
+		return err
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrInvalid):
+		return errors.Join(ErrCorrupt, err)
+	}
+	return err
+}
+
+// short is a read error: a file shorter than its size is corrupt.
+func short(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return errors.Join(ErrCorrupt, err)
+	}
+	return err
 }

@@ -492,7 +492,7 @@ func ReadCurrent(f File) (string, error) {
 	}
 	b := make([]byte, f.Size())
 	if _, err := f.ReadAt(b, 0); err != nil && err != io.EOF {
-		return "", &Error{File: f.Name(), Msg: err.Error(), Err: err}
+		return "", &Error{File: f.Name(), Msg: err.Error(), Err: short(err)}
 	}
 	s, ok := bytes.CutSuffix(b, []byte("\n"))
 	if !ok || !bytes.HasPrefix(s, []byte("MANIFEST-")) || bytes.ContainsAny(s, "/\\\n\x00") {

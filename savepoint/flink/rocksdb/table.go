@@ -106,7 +106,7 @@ func OpenTable(f File, largestSeq uint64) (*Table, error) {
 	n := min(t.size, footerLen)
 	tail := make([]byte, n)
 	if _, err := f.ReadAt(tail, t.size-n); err != nil && err != io.EOF {
-		return nil, &Error{File: t.name, Offset: t.size - n, Msg: "reading the footer: " + err.Error(), Err: err}
+		return nil, &Error{File: t.name, Offset: t.size - n, Msg: "reading the footer: " + err.Error(), Err: short(err)}
 	}
 	var err error
 	if t.footer, err = readFooter(t.name, t.size, tail); err != nil {
