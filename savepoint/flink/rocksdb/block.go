@@ -205,11 +205,18 @@ func (it *blockIter) decodeAt(off int, prevHandle bool) bool {
 func (it *blockIter) nextData() bool {
 	d := it.b.data[:it.b.restarts]
 	p := it.nxt
-	if p+3 > len(d) || d[p]|d[p+1]|d[p+2] >= 0x80 || it.deltaValue {
+	if p+4 > len(d) || d[p]|d[p+1] >= 0x80 || it.deltaValue {
 		return it.decodeAt(p, true)
 	}
 	shared, nonShared, valLen := int(d[p]), int(d[p+1]), int(d[p+2])
 	q := p + 3
+	if valLen >= 0x80 { // a value of 128 to 16383 bytes: two bytes of length
+		if d[p+3] >= 0x80 {
+			return it.decodeAt(p, true)
+		}
+		valLen = valLen&0x7f | int(d[p+3])<<7
+		q++
+	}
 	if shared > len(it.key) || nonShared+valLen > len(d)-q {
 		return it.decodeAt(p, true)
 	}

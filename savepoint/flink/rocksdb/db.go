@@ -591,6 +591,21 @@ func (it *Iter) Err() error    { return it.err }
 type child struct {
 	levelIter
 	key []byte
+	// below says that every key of the child's current data block is
+	// below the Iter's limit (the block's index key is): a step inside it
+	// needs no comparison. It holds for the block of gen belowGen, and
+	// setLimit voids it. INVARIANT (the format's): no key of a data block
+	// is above its index key.
+	below    bool
+	belowGen uint64
+}
+
+// blockBelow reports whether the current data block's index key, which no
+// key of the block exceeds, is below limit's user key.
+func (c *child) blockBelow(limit []byte) bool {
+	t := c.cur
+	ix := t.idx()
+	return ix.err == nil && ix.cur < ix.b.restarts && bytes.Compare(t.indexKey(ix.key), userKey(limit)) < 0
 }
 
 // next moves the child on and sets its key.
@@ -636,6 +651,9 @@ func (it *Iter) setLimit() {
 		it.limit = h[2].key
 	}
 	it.topAlone = it.limit == nil || bytes.Compare(userKey(h[0].key), userKey(it.limit)) < 0
+	if len(h) > 0 {
+		h[0].belowGen = ^uint64(0)
+	}
 }
 
 func (it *Iter) down(i int) {
@@ -661,7 +679,14 @@ func (it *Iter) down(i int) {
 func (it *Iter) advanceTop() bool {
 	c := it.heap[0]
 	if c.next() {
-		if it.limit == nil || bytes.Compare(userKey(c.key), userKey(it.limit)) < 0 {
+		if it.limit == nil {
+			it.topAlone, it.stayed = true, true
+			return true
+		}
+		if g := c.gen(); g != c.belowGen {
+			c.below, c.belowGen = c.blockBelow(it.limit), g
+		}
+		if c.below || bytes.Compare(userKey(c.key), userKey(it.limit)) < 0 {
 			it.topAlone, it.stayed = true, true
 			return true
 		}

@@ -18,9 +18,7 @@ import (
 func prefetchStore(t *testing.T, v, n int) MapSource {
 	t.Helper()
 	s := &store{files: map[string][]byte{}}
-	val := func(i, round int) []byte {
-		return []byte(fmt.Sprintf("v%d-%d-%s", i, round, strings.Repeat("abcdefgh", (i*7)%38)))
-	}
+	val := prefetchValue
 	var l1 []kv
 	for i := range n {
 		l1 = append(l1, kv{ikey(fmt.Sprintf("key%06d", i), uint64(i+1), typeValue), val(i, 0)})
@@ -41,6 +39,10 @@ func prefetchStore(t *testing.T, v, n int) MapSource {
 }
 
 type entryKV struct{ k, v string }
+
+func prefetchValue(i, round int) []byte {
+	return []byte(fmt.Sprintf("v%d-%d-%s", i, round, strings.Repeat("abcdefgh", (i*7)%38)))
+}
 
 // scanWith reads [lo, hi) with reading ahead on or off, recording the data
 // blocks read; opened is called once the tables are open.
@@ -88,6 +90,19 @@ func TestPrefetchSameAsOrdinary(t *testing.T) {
 			}
 			if len(want) < 100 {
 				t.Fatalf("variant %d: only %d entries", v, len(want))
+			}
+			// The values are the ones written (newest wins, deletions
+			// hide), values of up to 300 bytes included.
+			for _, e := range want {
+				var i int
+				fmt.Sscanf(e.k, "key%06d", &i)
+				round := 0
+				if i%7 == 0 {
+					round = 1
+				}
+				if i%7 == 0 && i%3 == 0 || e.v != string(prefetchValue(i, round)) {
+					t.Fatalf("variant %d: %s = %q", v, e.k, e.v)
+				}
 			}
 			if !slices.Equal(gotRefs, wantRefs) {
 				t.Fatalf("variant %d: blocks %v, without reading ahead %v", v, gotRefs, wantRefs)
