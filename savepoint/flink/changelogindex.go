@@ -325,10 +325,11 @@ func (x *changelogIndex) file(sp *Savepoint, h *streamHandle) (*dstlFile, error)
 		id = fmt.Sprintf("inline:%p", h)
 		f.name = h.String()
 	default:
-		p, err := resolveShared(sp.dir, nil, h)
+		root, in, _, err := resolveShared(newCheckpointRoots(sp.dir), nil, h)
 		if err != nil {
 			return nil, fmt.Errorf("flink: change-log file: %w", err)
 		}
+		p := filepath.Join(root.path, in) // opened by openRegular: no symlink, no FIFO
 		rel, err := filepath.Rel(filepath.Dir(sp.dir), p)
 		if err != nil {
 			rel = p

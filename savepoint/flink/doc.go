@@ -37,7 +37,8 @@
 // serializers, every other byte copied), never follow a path out of the savepoint
 // directory (for the shared files of an incremental checkpoint and the
 // DSTL files of a changelog checkpoint: out of the checkpoint's parent
-// directory), and never import a streamdbg package
+// directory; they are looked up and opened through os.Root, regular files
+// only, files.go), and never import a streamdbg package
 // other than state and its own rocksdb subpackage.
 //
 // Invariants:

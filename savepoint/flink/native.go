@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"iter"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -89,7 +88,7 @@ func parseIncrementalHandle(d *decoder, t byte) *keyGroupsHandle {
 // open opens (once) the RocksDB instance of the handle.
 func (nh *nativeHandle) open(dir string) (*rocksdb.DB, error) {
 	nh.once.Do(func() {
-		src := &handleSource{dir: dir, files: map[string]*streamHandle{}}
+		src := &handleSource{dir: dir, files: map[string]*streamHandle{}, roots: newCheckpointRoots(dir)}
 		for _, ns := range slices.Concat(nh.private, nh.shared) {
 			src.files[path.Base(filepath.ToSlash(ns.local))] = ns.h
 		}
@@ -171,10 +170,15 @@ func stripScheme(p string) string {
 }
 
 // handleSource serves a RocksDB instance's files from the handle's streams.
+// Files are opened inside the directories a checkpoint may use only: dir
+// (a savepoint, the private files of chk-N) and its parent (shared/ and
+// taskowned/ of a retained checkpoint), never through a symlink out of
+// them, and regular files only.
 type handleSource struct {
 	dir     string
 	files   map[string]*streamHandle
 	origins []string
+	roots   checkpointRoots
 }
 
 func (s *handleSource) Open(name string) (rocksdb.File, error) {
@@ -188,88 +192,116 @@ func (s *handleSource) Open(name string) (rocksdb.File, error) {
 	if h.kind == handleByteStream {
 		return &rocksdb.BytesFile{FileName: name + " (inline in _metadata)", Data: h.inline}, nil
 	}
-	p, err := resolveShared(s.dir, s.origins, h)
+	root, rel, size, err := resolveShared(s.roots, s.origins, h)
 	if err != nil {
 		return nil, fmt.Errorf("flink: %s: %w", name, err)
 	}
-	rel, _ := filepath.Rel(filepath.Dir(s.dir), p)
-	return rocksdb.OpenFile(p, name+" ("+filepath.ToSlash(rel)+")")
+	shown := rel
+	if root == s.roots.dir {
+		shown = filepath.Join(filepath.Base(s.dir), rel)
+	}
+	return newConfinedFile(root, rel, size, name+" ("+filepath.ToSlash(shown)+")"), nil
 }
 
 // errEscapes marks a state file path that leaves the directories a
 // checkpoint may use.
 var errEscapes = errors.New("leaves the checkpoint's directory")
 
+// checkpointRoots are the directories the files of a checkpoint may be
+// in: the checkpoint's own (dir) and its parent.
+type checkpointRoots struct {
+	dir, parent *confinedDir
+}
+
+func newCheckpointRoots(dir string) checkpointRoots {
+	return checkpointRoots{dir: &confinedDir{path: dir}, parent: &confinedDir{path: filepath.Dir(dir)}}
+}
+
 // resolveShared finds the file of a stream handle of an incremental
-// checkpoint. Relative handles resolve inside dir. An absolute path is never
-// opened as such: the file is looked up inside dir by its base name (a
+// checkpoint: the root it is in, its path inside that root and its size.
+// Relative handles resolve inside dir. An absolute path is never opened
+// as such: the file is looked up inside dir by its base name (a
 // savepoint, or the private files of chk-N), then inside dir's parent, the
 // root of a retained checkpoint's shared/ and taskowned/ files: by the path
 // relative to the directory Flink wrote the checkpoint under, else by its
 // last two or three components (shared/<file>, shared/<subdir>/<file>). A
 // path with ".." components is refused: it could name a file outside that
-// root.
-func resolveShared(dir string, origins []string, h *streamHandle) (string, error) {
+// root. The first candidate that exists decides: a regular file is the
+// file, anything else (a symlink, a FIFO, a path through a symlink out of
+// the root) is an error.
+func resolveShared(roots checkpointRoots, origins []string, h *streamHandle) (*confinedDir, string, int64, error) {
 	if strings.ContainsRune(h.name, 0) {
-		return "", fmt.Errorf("state file path %q has a NUL byte: %w", h.name, ErrCorrupt)
+		return nil, "", 0, fmt.Errorf("state file path %q has a NUL byte: %w", h.name, ErrCorrupt)
+	}
+	var tried []string
+	// try reports whether rel is in root: ok and its size when it is a
+	// regular file, an error when it is something else.
+	try := func(root *confinedDir, rel string) (bool, int64, error) {
+		rel = filepath.FromSlash(rel)
+		if rel == "" || !filepath.IsLocal(rel) {
+			return false, 0, nil
+		}
+		p := filepath.Join(root.path, rel)
+		tried = append(tried, p)
+		fi, err := root.lstat(rel)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return false, 0, nil
+		case err != nil:
+			return false, 0, fmt.Errorf("state file %s: %w", p, markErr(err, ErrUnsupported))
+		}
+		if err := checkRegular(p, fi); err != nil {
+			return false, 0, err
+		}
+		return true, fi.Size(), nil
+	}
+	notFound := func() error {
+		return fmt.Errorf("state file %s not found (looked for %s): %w", h.name, strings.Join(tried, ", "), markErr(fs.ErrNotExist, ErrCorrupt))
 	}
 	switch h.kind {
 	case handleRelativeFile:
 		rel := filepath.FromSlash(h.name)
 		if !filepath.IsLocal(rel) {
-			return "", fmt.Errorf("relative state file %q %w", h.name, markErr(errEscapes, ErrCorrupt))
+			return nil, "", 0, fmt.Errorf("relative state file %q %w", h.name, markErr(errEscapes, ErrCorrupt))
 		}
-		return filepath.Join(dir, rel), nil
+		ok, size, err := try(roots.dir, rel)
+		if err != nil || !ok {
+			return nil, "", 0, cmp.Or(err, notFound())
+		}
+		return roots.dir, rel, size, nil
 	case handleFile:
 	default:
-		return "", fmt.Errorf("stream handle type %d for a RocksDB file: %w", h.kind, ErrUnsupported)
+		return nil, "", 0, fmt.Errorf("stream handle type %d for a RocksDB file: %w", h.kind, ErrUnsupported)
 	}
 	p := stripScheme(h.name)
 	for _, c := range strings.Split(p, "/") {
 		if c == ".." {
-			return "", fmt.Errorf("state file %q %w", h.name, markErr(errEscapes, ErrCorrupt))
+			return nil, "", 0, fmt.Errorf("state file %q %w", h.name, markErr(errEscapes, ErrCorrupt))
 		}
 	}
 	base := path.Base(p)
 	if base == "" || base == "." || base == "/" || !filepath.IsLocal(base) {
-		return "", fmt.Errorf("state file path %q has no file name: %w", h.name, ErrCorrupt)
+		return nil, "", 0, fmt.Errorf("state file path %q has no file name: %w", h.name, ErrCorrupt)
 	}
-	var tried []string
-	try := func(rel string) (string, bool) {
-		rel = filepath.FromSlash(rel)
-		if rel == "" || !filepath.IsLocal(rel) {
-			return "", false
-		}
-		cand := filepath.Join(filepath.Dir(dir), rel)
-		tried = append(tried, cand)
-		if st, err := os.Stat(cand); err == nil && st.Mode().IsRegular() {
-			return cand, true
-		}
-		return "", false
+	if ok, size, err := try(roots.dir, base); err != nil || ok {
+		return roots.dir, base, size, err
 	}
-	if cand := filepath.Join(dir, base); exists(cand) {
-		return cand, nil
-	}
-	tried = append(tried, filepath.Join(dir, base))
+	var cands []string
 	for _, o := range origins {
 		if rel, ok := strings.CutPrefix(p, strings.TrimSuffix(o, "/")+"/"); ok {
-			if c, ok := try(rel); ok {
-				return c, nil
-			}
+			cands = append(cands, rel)
 		}
 	}
 	parts := strings.Split(strings.Trim(p, "/"), "/")
 	for k := 2; k <= min(3, len(parts)); k++ {
-		if c, ok := try(strings.Join(parts[len(parts)-k:], "/")); ok {
-			return c, nil
+		cands = append(cands, strings.Join(parts[len(parts)-k:], "/"))
+	}
+	for _, rel := range cands {
+		if ok, size, err := try(roots.parent, rel); err != nil || ok {
+			return roots.parent, filepath.FromSlash(rel), size, err
 		}
 	}
-	return "", fmt.Errorf("state file %s not found (looked for %s): %w", h.name, strings.Join(tried, ", "), markErr(fs.ErrNotExist, ErrCorrupt))
-}
-
-func exists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.Mode().IsRegular()
+	return nil, "", 0, notFound()
 }
 
 // keyGroupPrefix is the big-endian key-group prefix of a composite key.

@@ -222,7 +222,7 @@ func TestRetainedCheckpointPathEscapes(t *testing.T) {
 func TestResolveSharedRelativeEscapes(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range []string{"../x", "/etc/passwd", "a/../../b"} {
-		if _, err := resolveShared(dir, nil, &streamHandle{kind: handleRelativeFile, name: name}); !errors.Is(err, errEscapes) || !errors.Is(err, ErrCorrupt) {
+		if _, _, _, err := resolveShared(newCheckpointRoots(dir), nil, &streamHandle{kind: handleRelativeFile, name: name}); !errors.Is(err, errEscapes) || !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%q: %v", name, err)
 		}
 	}
