@@ -118,7 +118,7 @@ func Parquet(ctx context.Context, cat state.Catalog, dir string, opts Options) (
 		if ours {
 			var keyed []state.StateMeta
 			for _, m := range metas {
-				if m.OperatorID == op.ID && m.Scope == state.ScopeKeyed && m.Kind != state.KindTimers && timerDomain(m.StateName) == "" {
+				if m.OperatorID == op.ID && m.Scope == state.ScopeKeyed && m.Kind != state.KindTimers && state.TimerDomain(m.StateName) == "" {
 					keyed = append(keyed, m)
 					raw[m.StateName] = true
 				}
@@ -351,7 +351,7 @@ func (fl *file) release() {
 }
 
 func exportKeyed(ctx context.Context, cat state.Catalog, op state.OperatorInfo, m state.StateMeta, base string, opts Options, rep *Report) error {
-	timers := m.Kind == state.KindTimers || timerDomain(m.StateName) != ""
+	timers := m.Kind == state.KindTimers || state.TimerDomain(m.StateName) != ""
 	s := keyedSchema(m, timers)
 	for _, r := range fileRanges(op, opts.KeyGroups) {
 		path := filepath.Join(base, fmt.Sprintf("part-kg%05d-%05d.parquet", r.Start, r.End))
@@ -369,7 +369,7 @@ func exportKeyed(ctx context.Context, cat state.Catalog, op state.OperatorInfo, 
 				return fmt.Errorf("export: %s, key group %d, key %v: %w", m.QualifiedName(), kg, key, err)
 			}
 			if timers {
-				dom := timerDomain(m.StateName)
+				dom := state.TimerDomain(m.StateName)
 				for t, err := range cat.Timers(state.TimerScan{OperatorID: op.ID, KeyGroups: kgs}) {
 					if err != nil {
 						return readError{err}
@@ -442,21 +442,4 @@ func exportOperatorState(ctx context.Context, cat state.Catalog, op state.Operat
 	}
 	rep.Files = append(rep.Files, File{Path: path, Operator: op.Name, StateName: m.StateName, KeyGroups: state.KeyGroupRange{Start: -1, End: -1}, Rows: fl.n})
 	return nil
-}
-
-// timerDomain is "event" or "processing" for timer states, ours and Flink's.
-func timerDomain(name string) string {
-	if d := state.TimerDomain(name); d != "" {
-		return d
-	}
-	n, ok := strings.CutPrefix(name, "_timer_state/")
-	switch {
-	case !ok:
-		return ""
-	case strings.HasPrefix(n, "event"):
-		return "event"
-	case strings.HasPrefix(n, "processing"):
-		return "processing"
-	}
-	return ""
 }

@@ -24,29 +24,11 @@ type item struct {
 // source yields the items of one state of one side in key-group order.
 type source iter.Seq2[item, error]
 
-// timerDomain is "event" or "processing" for the timer states of ours
-// (state.TimerDomain) and Flink's ("_timer_state/event_<name>").
-func timerDomain(name string) string {
-	if d := state.TimerDomain(name); d != "" {
-		return d
-	}
-	n, ok := strings.CutPrefix(name, "_timer_state/")
-	switch {
-	case !ok:
-		return ""
-	case strings.HasPrefix(n, "event"):
-		return "event"
-	case strings.HasPrefix(n, "processing"):
-		return "processing"
-	}
-	return ""
-}
-
 // keyedSource reads one keyed state (or timer state) of one side through its
 // catalog, with the filter's pinned keys and key groups pushed down.
 func (d *differ) keyedSource(cat state.Catalog, op state.OperatorInfo, m state.StateMeta) source {
 	kgs := d.keyGroups(cat, map[string]state.StateMeta{m.StateName: m}, op.MaxParallelism)
-	if dom := timerDomain(m.StateName); m.Kind == state.KindTimers || dom != "" {
+	if dom := state.TimerDomain(m.StateName); m.Kind == state.KindTimers || dom != "" {
 		return func(yield func(item, error) bool) {
 			for r, err := range cat.Timers(state.TimerScan{OperatorID: op.ID, KeyGroups: kgs}) {
 				if err != nil {
