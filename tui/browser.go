@@ -695,10 +695,7 @@ func (s *savepointKeyed) last() int  { return s.maxKG }
 
 func (s *savepointKeyed) rows(from int) iter.Seq2[pageRow, error] {
 	return func(yield func(pageRow, error) bool) {
-		kgs := make([]int, 0, s.maxKG-from+1)
-		for kg := from; kg <= s.maxKG; kg++ {
-			kgs = append(kgs, kg)
-		}
+		kgs := keyGroupsFrom(from, s.maxKG)
 		for r, err := range s.sp.Keyed(s.meta.OperatorID, s.meta.Name, kgs, nil) {
 			if err != nil {
 				yield(pageRow{}, err)
@@ -717,6 +714,15 @@ func (s *savepointKeyed) rows(from int) iter.Seq2[pageRow, error] {
 	}
 }
 
+// keyGroupsFrom lists the key groups from..last.
+func keyGroupsFrom(from, last int) []int {
+	kgs := make([]int, 0, max(last-from+1, 0))
+	for kg := from; kg <= last; kg++ {
+		kgs = append(kgs, kg)
+	}
+	return kgs
+}
+
 // savepointTimers reads the timers of one timer state of a savepoint.
 type savepointTimers struct {
 	sp     *session.Savepoint
@@ -731,10 +737,7 @@ func (s *savepointTimers) last() int  { return s.maxKG }
 
 func (s *savepointTimers) rows(from int) iter.Seq2[pageRow, error] {
 	return func(yield func(pageRow, error) bool) {
-		kgs := make([]int, 0, s.maxKG-from+1)
-		for kg := from; kg <= s.maxKG; kg++ {
-			kgs = append(kgs, kg)
-		}
+		kgs := keyGroupsFrom(from, s.maxKG)
 		for r, err := range s.sp.Timers(s.meta.OperatorID, kgs, s.domain) {
 			if err != nil {
 				yield(pageRow{}, err)
