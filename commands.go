@@ -302,10 +302,7 @@ func tuiEnv(e *env) (*env, func()) {
 
 // openCatalog opens a savepoint directory, ours or Flink's.
 func openCatalog(dir string) (state.Catalog, error) {
-	if flink.IsFlink(dir) {
-		return flink.Open(dir)
-	}
-	return savepoint.Open(vfs.Default, dir)
+	return session.OpenCatalog(dir)
 }
 
 // openCatalogPlan is openCatalog naming a Flink savepoint's operators from
@@ -313,13 +310,18 @@ func openCatalog(dir string) (state.Catalog, error) {
 // directory (or in it) when planFile is "", with a log line saying so.
 func openCatalogPlan(e *env, dir, planFile string, keyTypes []string) (state.Catalog, error) {
 	if !flink.IsFlink(dir) {
+		// A directory that is no savepoint at all says so first.
+		cat, err := session.OpenCatalog(dir)
+		if err != nil {
+			return nil, err
+		}
 		if planFile != "" {
 			return nil, usageError{fmt.Errorf("--plan applies to Apache Flink savepoints; %s is not one", dir)}
 		}
 		if len(keyTypes) > 0 {
 			return nil, usageError{fmt.Errorf("--key-type applies to Apache Flink savepoints; %s is not one", dir)}
 		}
-		return savepoint.Open(vfs.Default, dir)
+		return cat, nil
 	}
 	sp, err := flink.Open(dir)
 	if err != nil {

@@ -19,7 +19,11 @@ func OpenCatalog(dir string) (state.Catalog, error) {
 	if flink.IsFlink(dir) {
 		return flink.Open(dir)
 	}
-	return savepoint.Open(vfs.Default, dir)
+	sp, err := savepoint.Open(vfs.Default, dir)
+	if err != nil {
+		return nil, withMetadataHint(dir, err)
+	}
+	return sp, nil
 }
 
 // DiffColumns are the columns of DiffRows.
