@@ -73,6 +73,11 @@ func prefilterFor(where *xexpr) func(m state.StateMeta) func(key, value []byte, 
 		case 0:
 			return nil
 		case 1:
+			if len(conj) == 1 && !mayOverflow(conj[0]) && conj[0].kind == xCmp {
+				if rp := compileIntCmpRaw(conj[0], m); rp != nil {
+					return rp
+				}
+			}
 			p := preds[0]
 			return func(key, value []byte, kg int) bool { return p(rawEntry{key, value, kg}) }
 		}
@@ -156,6 +161,28 @@ func intSource(x *xexpr, m state.StateMeta) (int, bool) {
 // compileIntCmp compiles `col op c` and `col arith c1 op c2` (int64 column,
 // integer literals) into one closure: the filters of most scans.
 func compileIntCmp(x *xexpr, m state.StateMeta) pred {
+	rp := compileIntCmpRaw(x, m)
+	if rp == nil {
+		return nil
+	}
+	return func(e rawEntry) bool { return rp(e.key, e.value, e.kg) }
+}
+
+// rawPred is a pred in the form KeyedScan.Prefilter calls, so that a WHERE
+// of one int64 comparison is that one closure.
+type rawPred func(key, value []byte, kg int) bool
+
+// Comparison codes of compileIntCmpRaw.
+const (
+	cmpEq = iota
+	cmpNe
+	cmpLt
+	cmpLe
+	cmpGt
+	cmpGe
+)
+
+func compileIntCmpRaw(x *xexpr, m state.StateMeta) rawPred {
 	left, right := x.args[0], x.args[1]
 	y, ok := right.lit.(int64)
 	if right.kind != xLit || !ok {
@@ -169,23 +196,46 @@ func compileIntCmp(x *xexpr, m state.StateMeta) pred {
 		}
 		aop, c, left = left.op[0], cl, left.args[0]
 		if (aop == '%' || aop == '/') && c == 0 {
-			return func(rawEntry) bool { return false } // NULL for every row
+			return func([]byte, []byte, int) bool { return false } // NULL for every row
 		}
 	}
 	src, ok := intSource(left, m)
 	if !ok {
 		return nil
 	}
-	op := x.op
-	return func(e rawEntry) bool {
+	var op int
+	switch x.op {
+	case "=":
+		op = cmpEq
+	case "!=", "<>":
+		op = cmpNe
+	case "<":
+		op = cmpLt
+	case "<=":
+		op = cmpLe
+	case ">":
+		op = cmpGt
+	case ">=":
+		op = cmpGe
+	default:
+		return nil
+	}
+	if src == srcValue && aop == '%' && op == cmpEq {
+		// `value % c = y`, the scan benchmark's filter: nothing decided
+		// per row but the remainder.
+		return func(_, value []byte, _ int) bool {
+			return len(value) == 8 && int64(binary.BigEndian.Uint64(value)^(1<<63))%c == y
+		}
+	}
+	return func(key, value []byte, kg int) bool {
 		var v int64
 		switch src {
 		case srcKeyGroup:
-			v = int64(e.kg)
+			v = int64(kg)
 		default:
-			b := e.value
+			b := value
 			if src == srcKey {
-				b = e.key
+				b = key
 			}
 			if len(b) != 8 {
 				return false
@@ -205,20 +255,18 @@ func compileIntCmp(x *xexpr, m state.StateMeta) pred {
 			v *= c
 		}
 		switch op {
-		case "=":
+		case cmpEq:
 			return v == y
-		case "!=", "<>":
+		case cmpNe:
 			return v != y
-		case "<":
+		case cmpLt:
 			return v < y
-		case "<=":
+		case cmpLe:
 			return v <= y
-		case ">":
+		case cmpGt:
 			return v > y
-		case ">=":
-			return v >= y
 		}
-		return false
+		return v >= y
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	goruntime "runtime"
 	"strings"
 	"testing"
@@ -126,6 +128,21 @@ func fuzzOpenBody(files map[string][]byte, valid []byte) func(t *testing.T, meta
 // are its block index; the scans then include point lookups, which read
 // the index and blocks.
 func FuzzReadSection(f *testing.F) {
+	seeds, body := fuzzReadSection(f)
+	for _, s := range seeds {
+		f.Add(s.b, s.indexSize, s.format1)
+	}
+	f.Fuzz(body)
+}
+
+type readSectionSeed struct {
+	b         []byte
+	indexSize uint32
+	format1   bool
+}
+
+func fuzzReadSection(f testing.TB) ([]readSectionSeed, func(t *testing.T, b []byte, indexSize uint32, format1 bool)) {
+	var seeds []readSectionSeed
 	_, files := fuzzSavepoint(f)
 	var meta Metadata
 	if err := json.Unmarshal(files[MetadataFile], &meta); err != nil {
@@ -140,7 +157,7 @@ func FuzzReadSection(f *testing.F) {
 	kf := op.Subtasks[0].Keyed
 	data := files[kf.Name]
 	for _, s := range kf.Sections {
-		f.Add(data[s.Offset:s.Offset+s.Size], uint32(s.IndexSize), false)
+		seeds = append(seeds, readSectionSeed{data[s.Offset : s.Offset+s.Size], uint32(s.IndexSize), false})
 	}
 	// Format 1 sections.
 	v1 := vfs.NewMem()
@@ -154,9 +171,9 @@ func FuzzReadSection(f *testing.F) {
 	v1files := dirBytes(f, v1, "/sp")
 	v1data := v1files[kf.Name]
 	for _, s := range v1sp.Meta().Operators[0].Subtasks[0].Keyed.Sections {
-		f.Add(v1data[s.Offset:s.Offset+s.Size], uint32(0), true)
+		seeds = append(seeds, readSectionSeed{v1data[s.Offset : s.Offset+s.Size], 0, true})
 	}
-	f.Fuzz(func(t *testing.T, b []byte, indexSize uint32, format1 bool) {
+	return seeds, func(t *testing.T, b []byte, indexSize uint32, format1 bool) {
 		if len(b) < 2 {
 			return
 		}
@@ -249,5 +266,22 @@ func FuzzReadSection(f *testing.F) {
 				_ = r
 			}
 		}
-	})
+	}
+}
+
+// TestReadSectionMutations runs FuzzReadSection's checks on its seeds with
+// bytes flipped, deterministically: every error marked, entries in order,
+// no panic, with the scan's readers and files reused across sections.
+func TestReadSectionMutations(t *testing.T) {
+	seeds, body := fuzzReadSection(t)
+	rng := rand.New(rand.NewPCG(23, 1))
+	for i, s := range seeds {
+		for range 40 {
+			b := bytes.Clone(s.b)
+			for range 1 + rng.IntN(3) {
+				b[rng.IntN(len(b))] ^= byte(1 + rng.IntN(255))
+			}
+			t.Run(fmt.Sprint(i), func(t *testing.T) { body(t, b, s.indexSize, s.format1) })
+		}
+	}
 }

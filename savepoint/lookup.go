@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"streamdbg/state"
 )
@@ -31,12 +32,13 @@ func (m *rowMaker) lookup(s *Savepoint, r *sectionReader, u scanUnit) (rows []st
 	sec := u.sec
 	path := s.fs.PathJoin(s.dir, r.name)
 	at := sec.Offset + sec.Size - sec.IndexSize
-	idx, err := r.readInto(m.ibuf, at, sec.IndexSize, sec.IndexCRC32C, fmt.Sprintf("key group %d: block index", sec.KeyGroup))
+	idx, err := r.readInto(m.ibuf, at, sec.IndexSize, sec.IndexCRC32C, section{kg: sec.KeyGroup, what: ": block index"})
 	if err != nil {
 		return nil, true, err
 	}
 	m.ibuf = idx
-	refs, err := state.DecodeGroupIndex(idx, at, sec.KeyGroup, sec.Size, sec.Entries)
+	refs, err := state.DecodeGroupIndexInto(m.refs, idx, at, sec.KeyGroup, sec.Size, sec.Entries)
+	m.refs = refs
 	if err != nil {
 		return nil, true, fmt.Errorf("savepoint: %s: key group %d: %w", path, sec.KeyGroup, err)
 	}
@@ -79,7 +81,8 @@ func (m *rowMaker) lookup(s *Savepoint, r *sectionReader, u scanUnit) (rows []st
 // wantBlocks marks in m.want the blocks that can hold rows of the scan; it
 // reports false when that is every block.
 func (m *rowMaker) wantBlocks(op *operator, refs []state.BlockRef) bool {
-	m.want = append(m.want[:0], make([]bool, len(refs))...)
+	m.want = slices.Grow(m.want[:0], len(refs))[:len(refs)]
+	clear(m.want)
 	mark := func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			m.want[i] = true
@@ -131,7 +134,8 @@ func (m *rowMaker) block(s *Savepoint, u scanUnit, path string, b []byte, off in
 	if got := state.CRC32C(payload); got != ref.CRC32C {
 		return rows, false, bad(fmt.Errorf("%w (crc32c %08x, the block index says %08x)", ErrChecksum, got, ref.CRC32C))
 	}
-	sr := state.NewBlockReader(payload, off+4, u.sec.KeyGroup)
+	sr := &m.sr
+	sr.ResetBlock(payload, off+4, u.sec.KeyGroup)
 	var e state.Entry
 	var n int64
 	for {

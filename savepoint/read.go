@@ -193,9 +193,23 @@ func (r *sectionReader) open() error {
 	return nil
 }
 
+// section names a section in errors: "key group 5" and what follows, or
+// what alone for kg < 0. It is formatted only for an error.
+type section struct {
+	kg   int
+	what string
+}
+
+func (s section) String() string {
+	if s.kg < 0 {
+		return s.what
+	}
+	return fmt.Sprintf("key group %d%s", s.kg, s.what)
+}
+
 // read returns the checked bytes of [off, off+size); what names the section
-// in errors ("key group 5").
-func (r *sectionReader) read(off, size int64, crc uint32, what string) ([]byte, error) {
+// in errors.
+func (r *sectionReader) read(off, size int64, crc uint32, what section) ([]byte, error) {
 	if err := r.open(); err != nil {
 		return nil, err
 	}
@@ -209,8 +223,7 @@ func (r *sectionReader) read(off, size int64, crc uint32, what string) ([]byte, 
 // readInto reads and checks [off, off+size) into dst when it is large
 // enough, else into a new buffer. The file must be open; ReadAt is safe to
 // call while another section is decoded.
-func (r *sectionReader) readInto(dst []byte, off, size int64, crc uint32, what string) ([]byte, error) {
-	path := r.s.fs.PathJoin(r.s.dir, r.name)
+func (r *sectionReader) readInto(dst []byte, off, size int64, crc uint32, what section) ([]byte, error) {
 	// INVARIANT: size ≤ maxSection and off+size ≤ the file size recorded
 	// in _metadata (validate), so this allocation is bounded.
 	var b []byte
@@ -221,12 +234,14 @@ func (r *sectionReader) readInto(dst []byte, off, size int64, crc uint32, what s
 	}
 	n, err := r.f.ReadAt(b, off)
 	if int64(n) < size {
+		path := r.s.fs.PathJoin(r.s.dir, r.name)
 		if err == nil || errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("savepoint: %s: %s at offset %d: file ends after %d of its %d bytes: %w", path, what, off, n, size, ErrChecksum)
 		}
 		return nil, fmt.Errorf("savepoint: %s: %s at offset %d: %w", path, what, off, err)
 	}
 	if got := state.CRC32C(b); got != crc {
+		path := r.s.fs.PathJoin(r.s.dir, r.name)
 		return nil, fmt.Errorf("savepoint: %s: %s at offset %d (%d bytes): %w (crc32c %08x, _metadata says %08x)", path, what, off, size, ErrChecksum, got, crc)
 	}
 	return b, nil
@@ -252,8 +267,9 @@ func sectionsIn(f *KeyedFile, kgs []int) []Section {
 // scanKeyed calls fn with every entry (and a nil error) of the given
 // sections of a keyed file, until fn returns false. It reports whether it ran to the end.
 func (s *Savepoint) scanKeyed(f *KeyedFile, secs []Section, reuse bool, fn func(state.Entry, error) bool) (bool, error) {
+	var sr state.StreamReader
 	return s.scanSections(f, secs, reuse, func(sec Section, b []byte) (bool, error) {
-		return s.decodeSection(f, sec, b, fn)
+		return s.decodeSection(&sr, f, sec, b, fn)
 	})
 }
 
@@ -285,7 +301,7 @@ func (s *Savepoint) scanSections(f *KeyedFile, secs []Section, reuse bool, fn fu
 			dst = bufs[i%2]
 		}
 		go func() {
-			b, err := r.readInto(dst, sec.Offset, sec.Size, sec.CRC32C, fmt.Sprintf("key group %d", sec.KeyGroup))
+			b, err := r.readInto(dst, sec.Offset, sec.Size, sec.CRC32C, section{kg: sec.KeyGroup})
 			ch <- read{b, err}
 		}()
 		return ch
@@ -318,12 +334,12 @@ func (s *Savepoint) scanSections(f *KeyedFile, secs []Section, reuse bool, fn fu
 	return true, nil
 }
 
-// decodeSection yields the entries of one checked section.
-func (s *Savepoint) decodeSection(f *KeyedFile, sec Section, b []byte, fn func(state.Entry, error) bool) (bool, error) {
+// decodeSection yields the entries of one checked section, reading with sr.
+func (s *Savepoint) decodeSection(sr *state.StreamReader, f *KeyedFile, sec Section, b []byte, fn func(state.Entry, error) bool) (bool, error) {
 	bad := func(err error) error {
 		return fmt.Errorf("savepoint: %s: key group %d: %w", s.fs.PathJoin(s.dir, f.Name), sec.KeyGroup, err)
 	}
-	sr := state.NewStreamReaderBytes(b, sec.Offset)
+	sr.ResetBytes(b, sec.Offset)
 	kg, ok, err := sr.NextKeyGroup()
 	if err != nil {
 		return false, bad(err)
@@ -368,7 +384,7 @@ func (s *Savepoint) checkGroupKind(sr *state.StreamReader, sec Section) error {
 func (s *Savepoint) readOperator(f *OperatorFile) ([]state.OperatorEntry, error) {
 	r := &sectionReader{s: s, name: f.Name}
 	defer r.close()
-	b, err := r.read(0, f.Size, f.CRC32C, "operator state")
+	b, err := r.read(0, f.Size, f.CRC32C, section{kg: -1, what: "operator state"})
 	if err != nil {
 		return nil, err
 	}

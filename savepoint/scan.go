@@ -40,37 +40,57 @@ type unitResult struct {
 type rowMaker struct {
 	scan state.KeyedScan
 	cur  state.StateMeta
-	op   *operator
-	keys *state.KeyFilter
-	disp rowDisplay
-	pre  func(key, value []byte, keyGroup int) bool
-	skip bool
-	buf  []byte
-	// ibuf holds a section's block index during a lookup (buf its blocks).
+	// state is the entry state name cur was set up for.
+	state string
+	op    *operator
+	keys  *state.KeyFilter
+	disp  rowDisplay
+	pre   func(key, value []byte, keyGroup int) bool
+	skip  bool
+	buf   []byte
+	// ibuf holds a section's block index during a lookup (buf its blocks),
+	// refs the index decoded.
 	ibuf []byte
+	refs []state.BlockRef
 	want []bool
+	// sr reads every section and block of the unit, keeping its buffers.
+	sr state.StreamReader
+	// file is the file of the last unit, open.
+	file *sectionReader
 }
 
 // keep reports whether the row of e is wanted: its state is scanned, and
 // the key filter and prefilter let it through.
 func (m *rowMaker) keep(op *operator, e *state.Entry) bool {
-	scan := &m.scan
-	if op != m.op || e.State != m.cur.StateName {
-		m.op = op
-		meta, ok := op.byName[e.State]
-		if !ok {
-			meta = state.StateMeta{StateName: e.State}
-		}
-		m.cur = meta
-		m.skip = scan.StateName != "" && e.State != scan.StateName || scan.StateName == "" && isTimer(meta)
-		m.keys = state.NewKeyFilter(meta.KeyType, scan.Keys)
-		m.disp = newRowDisplay(meta)
-		m.pre = nil
-		if scan.Prefilter != nil && !m.skip {
-			m.pre = scan.Prefilter(meta)
-		}
+	// e.State is the reader's string, the same one until the state
+	// changes: comparing it with the last one seen stops at the pointer.
+	if op != m.op || e.State != m.state {
+		m.switchState(op, e)
 	}
-	return !m.skip && m.keys.Match(e.Key) && (m.pre == nil || m.pre(e.Key, e.Value, e.KeyGroup))
+	return !m.skip && (m.keys == nil || m.keys.Match(e.Key)) && (m.pre == nil || m.pre(e.Key, e.Value, e.KeyGroup))
+}
+
+// switchState sets up the rows of e's state (unless they are set up: the
+// same state in another section).
+func (m *rowMaker) switchState(op *operator, e *state.Entry) {
+	m.state = e.State
+	if op == m.op && e.State == m.cur.StateName {
+		return
+	}
+	scan := &m.scan
+	m.op = op
+	meta, ok := op.byName[e.State]
+	if !ok {
+		meta = state.StateMeta{StateName: e.State}
+	}
+	m.cur = meta
+	m.skip = scan.StateName != "" && e.State != scan.StateName || scan.StateName == "" && isTimer(meta)
+	m.keys = state.NewKeyFilter(meta.KeyType, scan.Keys)
+	m.disp = newRowDisplay(meta)
+	m.pre = nil
+	if scan.Prefilter != nil && !m.skip {
+		m.pre = scan.Prefilter(meta)
+	}
 }
 
 // past reports whether no entry after e in its section can be kept: the
@@ -81,6 +101,11 @@ func (m *rowMaker) past(e *state.Entry) bool {
 	if name == "" {
 		return false
 	}
+	return m.pastState(e)
+}
+
+func (m *rowMaker) pastState(e *state.Entry) bool {
+	name := m.scan.StateName
 	if e.State > name {
 		return true
 	}
@@ -120,6 +145,10 @@ func (m *rowMaker) row(op *operator, sub *SubtaskMeta, e *state.Entry) state.Key
 var sectionBufs sync.Pool
 
 func (m *rowMaker) release() {
+	if m.file != nil {
+		m.file.close()
+		m.file = nil
+	}
 	if m.buf != nil {
 		b := m.buf[:0]
 		sectionBufs.Put(&b)
@@ -130,8 +159,16 @@ func (m *rowMaker) release() {
 // unit reads one section and makes its rows. The section's bytes are
 // released when it returns: displays copy what they keep (DisplayFunc).
 func (m *rowMaker) unit(s *Savepoint, u scanUnit) ([]state.KeyedRow, error) {
-	r := &sectionReader{s: s, name: u.sub.Keyed.Name}
-	defer r.close()
+	// The file stays open for the next unit of the same file (sections of
+	// one file come one after another): opening one is three system calls.
+	r := m.file
+	if r == nil || r.s != s || r.name != u.sub.Keyed.Name {
+		if r != nil {
+			r.close()
+		}
+		r = &sectionReader{s: s, name: u.sub.Keyed.Name}
+		m.file = r
+	}
 	if err := r.open(); err != nil {
 		return nil, err
 	}
@@ -146,7 +183,7 @@ func (m *rowMaker) unit(s *Savepoint, u scanUnit) ([]state.KeyedRow, error) {
 			return rows, err
 		}
 	}
-	b, err := r.readInto(m.buf, u.sec.Offset, u.sec.Size, u.sec.CRC32C, fmt.Sprintf("key group %d", u.sec.KeyGroup))
+	b, err := r.readInto(m.buf, u.sec.Offset, u.sec.Size, u.sec.CRC32C, section{kg: u.sec.KeyGroup})
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +192,8 @@ func (m *rowMaker) unit(s *Savepoint, u scanUnit) ([]state.KeyedRow, error) {
 		return fmt.Errorf("savepoint: %s: key group %d: %w", s.fs.PathJoin(s.dir, u.sub.Keyed.Name), u.sec.KeyGroup, err)
 	}
 	// The loop of decodeSection, without a call per entry.
-	sr := state.NewStreamReaderBytes(b, u.sec.Offset)
+	sr := &m.sr
+	sr.ResetBytes(b, u.sec.Offset)
 	kg, ok, err := sr.NextKeyGroup()
 	if err != nil {
 		return nil, bad(err)
@@ -167,26 +205,36 @@ func (m *rowMaker) unit(s *Savepoint, u scanUnit) ([]state.KeyedRow, error) {
 		return nil, bad(err)
 	}
 	var rows []state.KeyedRow
-	var n int64
 	var e state.Entry
+	// fast is the prefilter the reader may apply itself to the entries
+	// that continue the last one returned (its state): set when nothing
+	// else decides whether a row of that state is kept.
+	var fast func(key, value []byte, kg int) bool
 	for {
-		ok, err := sr.Read(&e)
+		ok, err := sr.ReadFiltered(&e, fast)
 		if err != nil {
 			return rows, bad(err)
 		}
 		if !ok {
 			break
 		}
-		n++
-		if m.keep(u.op, &e) {
+		// keep and past, without their calls on the common path.
+		if u.op != m.op || e.State != m.state {
+			m.switchState(u.op, &e)
+			fast = nil
+			if !m.skip && m.keys == nil {
+				fast = m.pre
+			}
+		}
+		if !m.skip && (m.keys == nil || m.keys.Match(e.Key)) && (m.pre == nil || m.pre(e.Key, e.Value, e.KeyGroup)) {
 			rows = append(rows, m.row(u.op, u.sub, &e))
-		} else if m.past(&e) {
+		} else if m.scan.StateName != "" && m.pastState(&e) {
 			// Entries come by state, then key: nothing after this one
 			// can match. The rest of the section was checked by its CRC.
 			return rows, nil
 		}
 	}
-	if !sr.Done() || n != u.sec.Entries {
+	if n := sr.GroupEntries(); !sr.Done() || n != u.sec.Entries {
 		return rows, bad(fmt.Errorf("offset %d: %d entries, _metadata says %d, or bytes after them: %w", sr.Offset(), n, u.sec.Entries, state.ErrCorrupt))
 	}
 	return rows, nil

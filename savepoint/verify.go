@@ -33,8 +33,9 @@ func (s *Savepoint) Verify() error {
 					add(e.State, int64(e.Size()))
 					return true
 				}
+				var sr state.StreamReader
 				if _, err := s.scanSections(f, f.Sections, true, func(sec Section, b []byte) (bool, error) {
-					if more, err := s.decodeSection(f, sec, b, count); err != nil || !more {
+					if more, err := s.decodeSection(&sr, f, sec, b, count); err != nil || !more {
 						return more, err
 					}
 					return true, s.checkIndex(f, sec, b)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -60,7 +61,12 @@ func GroupHeaderSize(kg int) int64 {
 // terminator before the index, and their entries add up to entries. The
 // refs' keys alias index.
 func DecodeGroupIndex(index []byte, base int64, kg int, groupSize, entries int64) ([]BlockRef, error) {
-	refs, err := decodeIndex(index, base)
+	return DecodeGroupIndexInto(nil, index, base, kg, groupSize, entries)
+}
+
+// DecodeGroupIndexInto is DecodeGroupIndex appending the refs to dst[:0].
+func DecodeGroupIndexInto(dst []BlockRef, index []byte, base int64, kg int, groupSize, entries int64) ([]BlockRef, error) {
+	refs, err := decodeIndexInto(dst[:0], index, base)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +92,10 @@ func DecodeGroupIndex(index []byte, base int64, kg int, groupSize, entries int64
 // decodeIndex parses an index (its length field included) without
 // relating it to the group: refs in order, sizes and counts in bounds.
 // Offsets are left zero.
-func decodeIndex(b []byte, base int64) ([]BlockRef, error) {
+func decodeIndex(b []byte, base int64) ([]BlockRef, error) { return decodeIndexInto(nil, b, base) }
+
+// decodeIndexInto is decodeIndex appending to dst.
+func decodeIndexInto(dst []BlockRef, b []byte, base int64) ([]BlockRef, error) {
 	pos := 0
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("state: snapshot stream: offset %d: group index: %s: %w", base+int64(pos), fmt.Sprintf(format, args...), ErrCorrupt)
@@ -123,10 +132,11 @@ func decodeIndex(b []byte, base int64) ([]BlockRef, error) {
 	if count > uint64(len(b)-pos)/8 {
 		return nil, bad("%d blocks cannot be listed in %d bytes", count, len(b)-pos)
 	}
-	refs := make([]BlockRef, count)
+	refs := slices.Grow(dst, int(count))[:count]
 	state := ""
 	for i := range refs {
 		r := &refs[i]
+		*r = BlockRef{}
 		if pos >= len(b) {
 			return nil, bad("index ends at block %d of %d", i, count)
 		}
@@ -146,7 +156,9 @@ func decodeIndex(b []byte, base int64) ([]BlockRef, error) {
 			if i > 0 && string(s) == state {
 				return nil, bad("block %d repeats the state name", i)
 			}
-			state = string(s)
+			if i == 0 || string(s) != state {
+				state = string(s)
+			}
 		}
 		r.State = state
 		if r.Key, err = field("key"); err != nil {

@@ -326,3 +326,146 @@ func TestDecodeGroupIndexRefusesLies(t *testing.T) {
 		}
 	}
 }
+
+// denseEntries are the entries most scans read: one state, a new key per
+// entry, short keys and values, no namespace or user key (the reader's
+// fast path), over a few key groups.
+func denseEntries(rng *rand.Rand, n int) []Entry {
+	var es []Entry
+	for i := range n {
+		es = append(es, Entry{State: "total", KeyGroup: rng.IntN(5) * 7, Key: fmt.Appendf(nil, "k%d", i), Value: Int64.Append(nil, rng.Int64N(100))})
+	}
+	slices.SortFunc(es, CompareEntries)
+	return es
+}
+
+// One reader reset for every section and block (in shuffled order, after
+// a corrupt one) reads what fresh readers read; ReadFiltered returns every
+// entry its filter keeps, in order, is handed each entry's own bytes, and
+// counts the entries it skipped; DecodeGroupIndexInto over stale refs
+// decodes what DecodeGroupIndex does.
+func TestReaderResetAndReadFiltered(t *testing.T) {
+	for seed := range uint64(10) {
+		rng := rand.New(rand.NewPCG(seed, 9))
+		es := append(randomEntries(rng, 1+rng.IntN(2000), seed%2 == 0), denseEntries(rng, 3000)...)
+		slices.SortFunc(es, CompareEntries)
+		es = slices.CompactFunc(es, func(a, b Entry) bool { return CompareEntries(a, b) == 0 })
+		b, infos := writeStreamOf(t, es, true)
+		type group struct {
+			info GroupInfo
+			es   []Entry
+		}
+		var groups []group
+		n := 0
+		for _, g := range infos {
+			groups = append(groups, group{g, es[n : n+int(g.Entries)]})
+			n += int(g.Entries)
+		}
+		rng.Shuffle(len(groups), func(i, j int) { groups[i], groups[j] = groups[j], groups[i] })
+
+		var sr StreamReader
+		// A corrupt section first: what it leaves behind must not matter.
+		bad := bytes.Clone(groupOf(b, groups[0].info))
+		bad[len(bad)/2] ^= 0x55
+		sr.ResetBytes(bad, 0)
+		if _, ok, err := sr.NextKeyGroup(); err == nil && ok {
+			var e Entry
+			for {
+				if ok, err := sr.Read(&e); err != nil || !ok {
+					break
+				}
+			}
+		}
+		var stale []BlockRef
+		skipped := 0
+		for _, gr := range groups {
+			g, sec := gr.info, groupOf(b, gr.info)
+			// The filter keeps values with an even last byte; it must see
+			// the bytes of an entry of this group.
+			byKey := map[string]bool{}
+			for _, e := range gr.es {
+				byKey[string(e.Key)+"\x00"+string(e.Value)] = true
+			}
+			keep := func(key, value []byte, kg int) bool {
+				if kg != g.KeyGroup || !byKey[string(key)+"\x00"+string(value)] {
+					t.Fatalf("seed %d: filter got key group %d key %q value %x, not an entry of key group %d", seed, kg, key, value, g.KeyGroup)
+				}
+				return len(value) > 0 && value[len(value)-1]%2 == 0
+			}
+			sr.ResetBytes(sec, g.Offset)
+			if kg, ok, err := sr.NextKeyGroup(); err != nil || !ok || kg != g.KeyGroup {
+				t.Fatalf("seed %d: reset reader: key group %d %v %v, want %d", seed, kg, ok, err, g.KeyGroup)
+			}
+			var e Entry
+			at := 0
+			for {
+				ok, err := sr.ReadFiltered(&e, keep)
+				if err != nil {
+					t.Fatalf("seed %d key group %d: %v", seed, g.KeyGroup, err)
+				}
+				if !ok {
+					break
+				}
+				// e is the next entry of the group that the filter did
+				// not reject (or one it may not have been asked about).
+				for at < len(gr.es) && !entriesEqual(gr.es[at], e) {
+					if keep(gr.es[at].Key, gr.es[at].Value, g.KeyGroup) {
+						t.Fatalf("seed %d key group %d: entry %d (%q) kept by the filter was not returned", seed, g.KeyGroup, at, gr.es[at].Key)
+					}
+					at++
+					skipped++
+				}
+				if at == len(gr.es) {
+					t.Fatalf("seed %d key group %d: returned %+v, not an entry of the group in order", seed, g.KeyGroup, e)
+				}
+				at++
+			}
+			for ; at < len(gr.es); at++ {
+				if keep(gr.es[at].Key, gr.es[at].Value, g.KeyGroup) {
+					t.Fatalf("seed %d key group %d: entry %d kept by the filter was not returned", seed, g.KeyGroup, at)
+				}
+				skipped++
+			}
+			if !sr.Done() || sr.GroupEntries() != g.Entries {
+				t.Fatalf("seed %d key group %d: done %v, %d entries counted, want %d", seed, g.KeyGroup, sr.Done(), sr.GroupEntries(), g.Entries)
+			}
+
+			// The index, decoded over the refs of another group.
+			idx := sec[len(sec)-int(g.IndexSize):]
+			base := g.Offset + g.Size - g.IndexSize
+			want, err := DecodeGroupIndex(idx, base, g.KeyGroup, g.Size, g.Entries)
+			if err != nil {
+				t.Fatal(err)
+			}
+			refs, err := DecodeGroupIndexInto(stale, idx, base, g.KeyGroup, g.Size, g.Entries)
+			if err != nil || len(refs) != len(want) {
+				t.Fatalf("seed %d key group %d: DecodeGroupIndexInto: %d refs, %v; want %d", seed, g.KeyGroup, len(refs), err, len(want))
+			}
+			for i := range want {
+				if w, r := want[i], refs[i]; w.State != r.State || !bytes.Equal(w.Key, r.Key) || w.Offset != r.Offset || w.Size != r.Size || w.Entries != r.Entries || w.CRC32C != r.CRC32C {
+					t.Fatalf("seed %d key group %d: ref %d = %+v, want %+v", seed, g.KeyGroup, i, r, w)
+				}
+			}
+			stale = refs
+			// Every block through the same reader, reset.
+			at = 0
+			for i, ref := range refs {
+				payload := sec[ref.Offset+4 : ref.Offset+4+int64(ref.Size)]
+				sr.ResetBlock(payload, g.Offset+ref.Offset+4, g.KeyGroup)
+				got := collectGroup(t, &sr)
+				if int64(len(got)) != ref.Entries || !sr.Done() {
+					t.Fatalf("seed %d key group %d block %d: %d entries, index says %d", seed, g.KeyGroup, i, len(got), ref.Entries)
+				}
+				for j := range got {
+					if !entriesEqual(got[j], gr.es[at+j]) {
+						t.Fatalf("seed %d key group %d block %d entry %d = %+v, want %+v", seed, g.KeyGroup, i, j, got[j], gr.es[at+j])
+					}
+				}
+				at += len(got)
+			}
+		}
+		if skipped == 0 {
+			t.Fatalf("seed %d: the filter skipped nothing", seed)
+		}
+	}
+}

@@ -521,13 +521,35 @@ type StreamReader struct {
 	seen      []BlockRef
 	seenKeys  []byte
 	n         int64
+	refs      []BlockRef // the index's refs, decoded to check them
+	// names are the state names met before: a reader reset for the next
+	// section finds them there instead of allocating them again.
+	names []string
 }
 
 // NewStreamReaderBytes reads the stream in b; base is the offset of b[0] in
 // its file, used in error messages. A savepoint section (one group, no end
 // tag) reads with NextKeyGroup, Next until done, and Done.
 func NewStreamReaderBytes(b []byte, base int64) *StreamReader {
-	return &StreamReader{buf: b, base: base, end: -1, lastGroup: -1}
+	r := &StreamReader{}
+	r.ResetBytes(b, base)
+	return r
+}
+
+// ResetBytes makes r a reader of b as NewStreamReaderBytes(b, base) would,
+// keeping the memory it allocated before: a scan of many sections reuses
+// one reader.
+func (r *StreamReader) ResetBytes(b []byte, base int64) {
+	*r = StreamReader{buf: b, base: base, end: -1, lastGroup: -1,
+		key: r.key[:0], lastKey: r.lastKey[:0], seen: r.seen[:0], seenKeys: r.seenKeys[:0], refs: r.refs[:0], names: r.names}
+}
+
+// ResetBlock makes r a reader of one block as NewBlockReader(b, base, kg)
+// would, keeping the memory it allocated before.
+func (r *StreamReader) ResetBlock(b []byte, base int64, kg int) {
+	r.ResetBytes(b, base)
+	r.end, r.lastGroup, r.group = len(b), kg, kg
+	r.inGroup, r.first, r.indexed, r.single, r.restart = true, true, true, true, true
 }
 
 // NewStreamReader reads the stream from r.
@@ -540,9 +562,14 @@ func NewStreamReader(r io.Reader) *StreamReader {
 // the offset of b[0] in its file. Read yields its entries until the block
 // ends; Done reports whether they used all of b.
 func NewBlockReader(b []byte, base int64, kg int) *StreamReader {
-	return &StreamReader{buf: b, base: base, end: len(b), lastGroup: kg, group: kg,
-		inGroup: true, first: true, indexed: true, single: true, restart: true}
+	r := &StreamReader{}
+	r.ResetBlock(b, base, kg)
+	return r
 }
+
+// GroupEntries is the number of entries of the current group decoded so
+// far, those ReadFiltered skipped included.
+func (r *StreamReader) GroupEntries() int64 { return r.n }
 
 // Indexed reports whether the current (or last) group is an indexed group.
 func (r *StreamReader) Indexed() bool { return r.indexed }
@@ -668,12 +695,21 @@ func (r *StreamReader) Next() (e Entry, ok bool, err error) {
 }
 
 // Read is Next decoding into e, which saves copying the entry on hot paths.
-func (r *StreamReader) Read(e *Entry) (ok bool, err error) {
+func (r *StreamReader) Read(e *Entry) (ok bool, err error) { return r.ReadFiltered(e, nil) }
+
+// ReadFiltered is Read skipping the entries keep rejects among those that
+// continue the previous entry's state, key group and namespace without a
+// user key (most entries of a scan; they are decoded and checked all the
+// same): a scan's filter on encoded bytes then costs no Entry for the rows
+// it drops. Other entries come back whatever keep says: the caller filters
+// them, and must filter again anyway if keep depends on the state.
+func (r *StreamReader) ReadFiltered(e *Entry, keep func(key, value []byte, keyGroup int) bool) (ok bool, err error) {
 	// The most common entry, decoded here without a call: a new key of
 	// the same state and namespace, no user key, one-byte lengths, its
 	// order decided by the first byte after the shared prefix. Anything
 	// else, and whatever does not fit this shape exactly, takes
 	// decodeEntry.
+fast:
 	if p := r.pos; p < r.end && r.inGroup && !r.restart && !r.first {
 		b := r.buf[:r.end]
 		if p+3 < len(b) && b[p] == flagKey {
@@ -681,15 +717,55 @@ func (r *StreamReader) Read(e *Entry) (ok bool, err error) {
 			q := p + 3 + n
 			if shared <= len(r.key) && n > 0 && n < 0x80 && q < len(b) && (shared == len(r.key) || b[p+3] > r.key[shared]) {
 				if vl := int(b[q]); vl < 0x80 && vl < len(b)-q {
-					r.key = append(r.key[:shared], b[p+3:q]...)
-					r.uk = nil
+					// No pointer stores when the key fits (the reader is
+					// on the heap: each would be a write barrier while
+					// the garbage collector marks).
+					if k := shared + n; k <= cap(r.key) {
+						r.key = r.key[:k]
+						if dst, src := r.key[shared:k], b[p+3:q]; n <= 8 {
+							// A few bytes, usually: no memmove call.
+							for i := range src {
+								dst[i] = src[i]
+							}
+						} else {
+							copy(dst, src)
+						}
+					} else {
+						r.key = append(r.key[:shared], b[p+3:q]...)
+					}
+					if r.uk != nil {
+						r.uk = nil
+					}
 					r.pos = q + 1 + vl
 					r.n++
 					var value []byte
 					if vl > 0 {
 						value = b[q+1 : q+1+vl : q+1+vl]
 					}
-					e.State, e.KeyGroup, e.Key, e.Namespace, e.UserKey, e.Value = r.state, r.group, r.key, r.ns, nil, value
+					if keep != nil && !keep(r.key, value, r.group) {
+						goto fast
+					}
+					// e is usually the entry of the previous call: what
+					// stays the same (state, namespace, the key's array)
+					// is not stored again, as every pointer stored
+					// through e is a write barrier while the garbage
+					// collector marks.
+					if e.State != r.state {
+						e.State = r.state
+					}
+					e.KeyGroup = r.group
+					if k := r.key; cap(e.Key) == cap(k) && len(e.Key) > 0 && &e.Key[:1][0] == &k[:1][0] {
+						e.Key = e.Key[:len(k)]
+					} else {
+						e.Key = k
+					}
+					if len(e.Namespace) != len(r.ns) || len(r.ns) > 0 && &e.Namespace[0] != &r.ns[0] || (e.Namespace == nil) != (r.ns == nil) {
+						e.Namespace = r.ns
+					}
+					if e.UserKey != nil {
+						e.UserKey = nil
+					}
+					e.Value = value
 					return true, nil
 				}
 			}
@@ -813,10 +889,11 @@ func (r *StreamReader) checkIndex() error {
 		idx = append(lf, r.buf[:n]...)
 	}
 	r.pos, r.end = r.end, -1
-	refs, err := decodeIndex(idx, start)
+	refs, err := decodeIndexInto(r.refs[:0], idx, start)
 	if err != nil {
 		return err
 	}
+	r.refs = refs
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("state: snapshot stream: offset %d: group index of key group %d: %s: %w", start, r.group, fmt.Sprintf(format, args...), ErrCorrupt)
 	}
@@ -931,7 +1008,7 @@ func (r *StreamReader) decodeEntry(e *Entry) (bool, error) {
 		}
 		if string(f) != r.state || r.first {
 			c = strings.Compare(string(f), r.state)
-			r.state = string(f)
+			r.state = r.name(f)
 		}
 	}
 	if flags&flagKey != 0 {
@@ -1007,6 +1084,20 @@ func (r *StreamReader) decodeEntry(e *Entry) (bool, error) {
 	}
 	e.State, e.KeyGroup, e.Key, e.Namespace, e.UserKey, e.Value = r.state, r.group, key, r.ns, uk, value
 	return true, nil
+}
+
+// name returns f as a string, one of r.names when it is there.
+func (r *StreamReader) name(f []byte) string {
+	for _, n := range r.names {
+		if n == string(f) {
+			return n
+		}
+	}
+	n := string(f)
+	if len(r.names) < 8 {
+		r.names = append(r.names, n)
+	}
+	return n
 }
 
 // orderAfterLast compares the entry just decoded at a block's start with

@@ -60,6 +60,13 @@ var sqliteTime = regexp.MustCompile(`Run Time: real ([0-9.]+) user ([0-9.]+) sys
 // the process start or the opening of the database) and the rows it
 // printed.
 func sqliteRun(b *testing.B, db, stmt string) (time.Duration, int) {
+	d, _, n := sqliteRunCPU(b, db, stmt)
+	return d, n
+}
+
+// sqliteRunCPU is sqliteRun that also returns the statement's CPU time
+// (user and system, as the shell's timer reports them).
+func sqliteRunCPU(b *testing.B, db, stmt string) (time.Duration, time.Duration, int) {
 	cmd := exec.Command("sqlite3", db)
 	cmd.Stdin = strings.NewReader(".timer on\n" + stmt + "\n")
 	out, err := cmd.Output()
@@ -71,8 +78,10 @@ func sqliteRun(b *testing.B, db, stmt string) (time.Duration, int) {
 		b.Fatalf("sqlite3 printed no timer: %.200s", out)
 	}
 	sec, _ := strconv.ParseFloat(string(m[1]), 64)
+	user, _ := strconv.ParseFloat(string(m[2]), 64)
+	sys, _ := strconv.ParseFloat(string(m[3]), 64)
 	rows := strings.Count(string(out), "\n") - 1
-	return time.Duration(sec * float64(time.Second)), rows
+	return time.Duration(sec * float64(time.Second)), time.Duration((user + sys) * float64(time.Second)), rows
 }
 
 // BenchmarkVsSQLite runs the same filtered full scan and point lookup on
@@ -82,7 +91,9 @@ func sqliteRun(b *testing.B, db, stmt string) (time.Duration, int) {
 // counts process start or opening). The iterations alternate the two sides,
 // so load on the machine hits both; each side runs once untimed first
 // (warm caches). Reported: rows/s of both sides, and streamdbg/sqlite3 (>1:
-// streamdbg is faster). It skips without the sqlite3 shell.
+// streamdbg is faster) in wall time and in CPU time (streamdbg's process,
+// all its goroutines, against the user and system time sqlite3's timer
+// reports). It skips without the sqlite3 shell.
 //
 //	STREAMDBG_BENCH_ENTRIES=10000000 STREAMDBG_BENCH_DIR=/tmp/sdbg go test ./query/querytest -run '^$' -bench VsSQLite -benchtime 5x
 func BenchmarkVsSQLite(b *testing.B) {
@@ -104,36 +115,42 @@ func BenchmarkVsSQLite(b *testing.B) {
 	}
 	b.Run("scan", func(b *testing.B) {
 		const sql = "SELECT key, value FROM kv WHERE value % 1000 = 7;"
-		ours := func() time.Duration {
-			start := time.Now()
+		var o, t, oc, tc time.Duration
+		ours := func() {
+			start, c0 := time.Now(), cpuTime()
 			if n := countRows(b, sp, scanQuery); n != want {
 				b.Fatalf("streamdbg: %d rows, want %d", n, want)
 			}
-			return time.Since(start)
+			o += time.Since(start)
+			oc += cpuTime() - c0
 		}
-		theirs := func() time.Duration {
-			d, n := sqliteRun(b, db, sql)
+		theirs := func() {
+			d, cpu, n := sqliteRunCPU(b, db, sql)
 			if n != want {
 				b.Fatalf("sqlite3: %d rows, want %d", n, want)
 			}
-			return d
+			t += d
+			tc += cpu
 		}
 		ours()
 		theirs()
-		var o, t time.Duration
+		o, t, oc, tc = 0, 0, 0, 0
 		for i := 0; b.Loop(); i++ {
 			if i%2 == 0 {
-				o += ours()
-				t += theirs()
+				ours()
+				theirs()
 			} else {
-				t += theirs()
-				o += ours()
+				theirs()
+				ours()
 			}
 		}
 		rows := float64(c.entries) * float64(b.N)
 		b.ReportMetric(rows/o.Seconds(), "streamdbg-rows/s")
 		b.ReportMetric(rows/t.Seconds(), "sqlite3-rows/s")
 		b.ReportMetric(float64(t)/float64(o), "streamdbg/sqlite3")
+		if oc > 0 {
+			b.ReportMetric(float64(tc)/float64(oc), "streamdbg/sqlite3-cpu")
+		}
 	})
 	b.Run("point", func(b *testing.B) {
 		var o, t time.Duration
