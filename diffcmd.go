@@ -10,6 +10,7 @@ import (
 
 	"streamdbg/query"
 	"streamdbg/savepoint/diff"
+	"streamdbg/savepoint/flink"
 	"streamdbg/state"
 )
 
@@ -19,15 +20,16 @@ type diffCmd struct {
 	Filter         string `arg:"" optional:"" help:"Keep the rows for which this expression holds, e.g. \"key = 'flink'\" (names: change, operator_name, state_name, key, namespace, user_key, old_value, new_value, operator_id, key_group, kind). Pinned keys read only their key groups."`
 	Format         string `help:"Output: table, json or csv." enum:"table,json,csv" default:"table"`
 	SkipUnreadable bool   `help:"Exit 0 even when some state could not be read (it is still listed as a gap)."`
+	Plan           string `help:"Flink SQL compiled plan (COMPILE PLAN JSON) naming the operators of the Apache Flink savepoints compared (default: plan.json beside each Flink savepoint directory, if present)."`
 }
 
 func (c *diffCmd) Run(e *env) error {
-	a, err := openCatalog(c.A)
+	a, err := c.open(e, c.A)
 	if err != nil {
 		return err
 	}
 	defer closeCatalog(a)
-	b, err := openCatalog(c.B)
+	b, err := c.open(e, c.B)
 	if err != nil {
 		return err
 	}
@@ -35,6 +37,15 @@ func (c *diffCmd) Run(e *env) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	return printDiff(ctx, e, a, b, diff.Options{Filter: c.Filter, NameA: c.A, NameB: c.B}, c.Format, c.SkipUnreadable)
+}
+
+// open opens one side; --plan names the operators of a Flink side only, so
+// that ours can be compared with a Flink SQL job's savepoint.
+func (c *diffCmd) open(e *env, dir string) (state.Catalog, error) {
+	if !flink.IsFlink(dir) {
+		return openCatalog(dir)
+	}
+	return openCatalogPlan(e, dir, c.Plan, nil)
 }
 
 // printDiff writes the rows of a diff in a query format, then one summary

@@ -124,3 +124,30 @@ func TestFlinkChangelogKeyType(t *testing.T) {
 		t.Errorf("bad --key-type: exit %d, %q", code, errs)
 	}
 }
+
+// TestDiffNamesFlinkSQLOperatorsFromThePlan: diff names a Flink SQL job's
+// operators from its compiled plan (beside the savepoint, or --plan), as
+// query does; without one they are bare operator ids.
+func TestDiffNamesFlinkSQLOperatorsFromThePlan(t *testing.T) {
+	dir := flinkSample(t, "sql/stream-exec-group-aggregate_1__group-aggregate-udf-with-merge")
+	sp := filepath.Join(dir, "savepoint")
+	const named = "# GroupAggregate(groupBy=[e], select=[e, my_avg(e, $f1) AS s1, my_concat(d) AS c1]).accState: 0 changed, 0 added, 0 removed, 3 unchanged\n"
+	code, out, errs := cmd(t, "diff", sp, sp)
+	if code != 0 || !strings.Contains(out, named) || !strings.Contains(errs, "plan.json") {
+		t.Errorf("diff with plan.json beside: exit %d\n%s\n%s", code, out, errs)
+	}
+	// A copy without plan.json beside it: ids, unless --plan names it.
+	bare := copyTree(t, sp)
+	code, out, errs = cmd(t, "diff", bare, bare)
+	if code != 0 || strings.Contains(out, "GroupAggregate") || !strings.Contains(out, ".accState: 0 changed, 0 added, 0 removed, 3 unchanged\n") {
+		t.Errorf("diff without a plan: exit %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs = cmd(t, "diff", bare, bare, "--plan", filepath.Join(dir, "plan.json"))
+	if code != 0 || !strings.Contains(out, named) {
+		t.Errorf("diff --plan: exit %d\n%s\n%s", code, out, errs)
+	}
+	code, _, errs = cmd(t, "diff", bare, bare, "--plan", filepath.Join(t.TempDir(), "missing.json"))
+	if code != 1 || !strings.Contains(errs, "missing.json") {
+		t.Errorf("diff --plan of a missing file: exit %d, %s", code, errs)
+	}
+}
