@@ -539,7 +539,51 @@ func (it *Iter) Next() bool {
 	if !it.ok {
 		return false
 	}
-	if c := it.pending; c != nil && !it.skipPending(c) {
+	c := it.pending
+	if c == nil {
+		return it.findNext()
+	}
+	if t := c.cur; t.ok && len(it.tombs.starts) == 0 && !t.t.hasGlobalSeq {
+		// skipPending, advanceTop and findNext for the common case, in one
+		// place: c, the top child, steps to a value of a new user key that
+		// stays below the limit (and the upper bound), so c stays on top,
+		// alone, and the entry needs only its own checks.
+		d := &t.data
+		ok := false
+		if d.nxt < d.b.restarts {
+			ok = d.nextData() && len(d.key) >= 8
+			if ok && d.same == 0 {
+				c.key = d.key
+				uk := d.key[:len(d.key)-8]
+				if d.key[len(d.key)-8] == typeValue && (c.below && c.belowGen == c.gen() ||
+					it.limit != nil && bytes.Compare(uk, userKey(it.limit)) < 0 && (it.upper == nil || bytes.Compare(uk, it.upper) < 0)) {
+					it.key, it.val = uk, d.val
+					return true
+				}
+				it.pending = nil
+				if !it.topMoved(c, true) {
+					it.ok = false
+					return false
+				}
+				return it.findNext()
+			}
+		} else {
+			d.cur = d.b.restarts // the block is done
+		}
+		// An older version of the key returned, a new block, the end (or
+		// a corrupt entry): finish the move as tableIter.next does, and
+		// go on as skipPending does.
+		if !ok {
+			ok = t.settle()
+		}
+		it.pending = nil
+		if !it.topMoved(c, c.moved(ok)) || !it.skipOlder(c) {
+			it.ok = false
+			return false
+		}
+		return it.findNext()
+	}
+	if !it.skipPending(c) {
 		it.ok = false
 		return false
 	}
@@ -551,10 +595,13 @@ func (it *Iter) Next() bool {
 // child holds that user key.
 func (it *Iter) skipPending(c *child) bool {
 	it.pending = nil
+	return it.advanceTop() && it.skipOlder(c)
+}
+
+// skipOlder moves the top child past older versions of the user key
+// returned last (it.key), after a step of c, the child that returned it.
+func (it *Iter) skipOlder(c *child) bool {
 	for {
-		if !it.advanceTop() {
-			return false
-		}
 		if len(it.heap) == 0 {
 			return true
 		}
@@ -578,6 +625,9 @@ func (it *Iter) skipPending(c *child) bool {
 		// key apart: the next block change would reuse its buffer.
 		it.keyCopy = append(it.keyCopy[:0], it.key...)
 		it.key = it.keyCopy
+		if !it.advanceTop() {
+			return false
+		}
 	}
 }
 
@@ -592,20 +642,28 @@ type child struct {
 	levelIter
 	key []byte
 	// below says that every key of the child's current data block is
-	// below the Iter's limit (the block's index key is): a step inside it
-	// needs no comparison. It holds for the block of gen belowGen, and
+	// below the Iter's limit and upper bound (the block's index key is): a
+	// step inside it needs no comparison. It holds for the block of gen belowGen, and
 	// setLimit voids it. INVARIANT (the format's): no key of a data block
 	// is above its index key.
 	below    bool
 	belowGen uint64
 }
 
-// blockBelow reports whether the current data block's index key, which no
-// key of the block exceeds, is below limit's user key.
-func (c *child) blockBelow(limit []byte) bool {
+// blockBelow reports whether the current data block of c (the top child)
+// lies below the limit and the upper bound: its index key, which no key of
+// the block exceeds, is below both user keys.
+func (it *Iter) blockBelow(c *child) bool {
+	if it.limit == nil && it.upper == nil {
+		return true
+	}
 	t := c.cur
 	ix := t.idx()
-	return ix.err == nil && ix.cur < ix.b.restarts && bytes.Compare(t.indexKey(ix.key), userKey(limit)) < 0
+	if ix.err != nil || ix.cur >= ix.b.restarts {
+		return false
+	}
+	k := t.indexKey(ix.key)
+	return (it.limit == nil || bytes.Compare(k, userKey(it.limit)) < 0) && (it.upper == nil || bytes.Compare(k, it.upper) < 0)
 }
 
 // next moves the child on and sets its key.
@@ -614,11 +672,13 @@ func (c *child) next() bool {
 	if t == nil {
 		return false
 	}
-	if t.next() {
-		c.key = t.key()
-		return true
-	}
-	if !c.skipEmpty(false) {
+	return c.moved(t.next())
+}
+
+// moved sets the child's key after its table iterator moved (ok: to an
+// entry), opening the level's next tables when that one ended.
+func (c *child) moved(ok bool) bool {
+	if !ok && !c.skipEmpty(false) {
 		return false
 	}
 	c.key = c.cur.key()
@@ -678,15 +738,17 @@ func (it *Iter) down(i int) {
 // advanceTop moves the smallest child on and restores the heap.
 func (it *Iter) advanceTop() bool {
 	c := it.heap[0]
-	if c.next() {
-		if it.limit == nil {
-			it.topAlone, it.stayed = true, true
-			return true
-		}
+	return it.topMoved(c, c.next())
+}
+
+// topMoved restores the heap after the top child c moved (ok: to an entry,
+// whose key c.key is).
+func (it *Iter) topMoved(c *child, ok bool) bool {
+	if ok {
 		if g := c.gen(); g != c.belowGen {
-			c.below, c.belowGen = c.blockBelow(it.limit), g
+			c.below, c.belowGen = it.blockBelow(c), g
 		}
-		if c.below || bytes.Compare(userKey(c.key), userKey(it.limit)) < 0 {
+		if c.below || it.limit == nil || bytes.Compare(userKey(c.key), userKey(it.limit)) < 0 {
 			it.topAlone, it.stayed = true, true
 			return true
 		}

@@ -3,6 +3,7 @@ package rocksdb
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -245,15 +246,30 @@ func diff(t *testing.T, what string, got, want map[string]string) {
 // bottom level with sequence numbers zeroed, an L1 of disjoint files, L0
 // files on top, an ingested file) of puts, deletions, range deletions and
 // list merges with every table format variant, and checks the reader
-// returns exactly the newest values.
+// returns exactly the newest values. Rounds 12 to 23 write no range
+// deletions: Iter.Next's short path (taken only without range tombstones)
+// then serves most steps, next to older versions, deletions and merges
+// inside its blocks.
 func TestLSMNewestWins(t *testing.T) {
-	for round := range 12 {
-		r := rand.New(rand.NewPCG(uint64(round), 7))
+	for round := range 24 {
+		r := rand.New(rand.NewPCG(uint64(round%12), 7+uint64(round/12)))
 		var seq uint64
-		keys := 40 + 30*round
-		bottom := genOps(r, 400, &seq, keys)
-		mid := genOps(r, 300, &seq, keys)
-		top1 := genOps(r, 150, &seq, keys)
+		keys := 40 + 30*(round%12)
+		gen := genOps
+		if round >= 12 {
+			gen = func(r *rand.Rand, n int, seq *uint64, keys int) []op {
+				var out []op
+				for _, o := range genOps(r, n, seq, keys) {
+					if o.typ != typeRangeDeletion {
+						out = append(out, o)
+					}
+				}
+				return out
+			}
+		}
+		bottom := gen(r, 400, &seq, keys)
+		mid := gen(r, 300, &seq, keys)
+		top1 := gen(r, 150, &seq, keys)
 		var top2 []op
 		for _, o := range genOps(r, 150, &seq, keys) {
 			if o.typ != typeRangeDeletion {
@@ -264,10 +280,16 @@ func TestLSMNewestWins(t *testing.T) {
 		want := model(all)
 
 		s := &store{files: map[string][]byte{}}
-		v := round * 10
+		v := (round % 12) * 10
 		for i, part := range splitRange(compacted(bottom), 3) {
 			s.add(3, 1, optsVariants(v+i, "state"), part, nil)
 		}
+		// Stores of fewer levels, for bounded scans with one merge input
+		// (no limit), two, and all of them.
+		partial := []struct {
+			src  MapSource
+			want map[string]string
+		}{{s.finish(map[uint32]string{0: "default", 1: "state"}), model(bottom)}}
 		// L1: the middle ops in two disjoint halves, every version kept;
 		// range deletions go with the half holding their start.
 		es, ts := memtable(mid)
@@ -294,6 +316,10 @@ func TestLSMNewestWins(t *testing.T) {
 			}
 			s.add(1, 1, optsVariants(v+3+i, "state"), h, mine)
 		}
+		partial = append(partial, struct {
+			src  MapSource
+			want map[string]string
+		}{s.finish(map[uint32]string{0: "default", 1: "state"}), model(slices.Concat(bottom, mid))})
 		es1, ts1 := memtable(top1)
 		s.add(0, 1, optsVariants(v+5, "state"), es1, ts1)
 		// The newest file is ingested: sequence number 0 in the file, its
@@ -327,6 +353,28 @@ func TestLSMNewestWins(t *testing.T) {
 			}
 		}
 		diff(t, fmt.Sprintf("round %d [%s,%s)", round, lo, hi), scanAll(t, db, cf, IterOptions{Lower: []byte(lo), Upper: []byte(hi)}), sub)
+		// Upper bounds at every tenth key: inside blocks, at their ends.
+		partial = append(partial, struct {
+			src  MapSource
+			want map[string]string
+		}{src, want})
+		for n, p := range partial {
+			pdb, err := Open(p.src, Options{Merge: StringAppend{','}})
+			if err != nil {
+				t.Fatalf("round %d, %d levels: %v", round, n+1, err)
+			}
+			for u := 1; u <= 10; u++ {
+				hi := fmt.Sprintf("key%05d", u*keys/10)
+				sub := map[string]string{}
+				for k, v := range p.want {
+					if k < hi {
+						sub[k] = v
+					}
+				}
+				diff(t, fmt.Sprintf("round %d, store %d, [,%s)", round, n, hi), scanAll(t, pdb, pdb.ColumnFamily("state"), IterOptions{Upper: []byte(hi)}), sub)
+			}
+		}
+		sorted := slices.Sorted(maps.Keys(want))
 		it, _ := db.NewIter(cf, IterOptions{})
 		for k := range 20 {
 			key := fmt.Sprintf("key%05d", k*keys/20)
@@ -342,6 +390,14 @@ func TestLSMNewestWins(t *testing.T) {
 				t.Errorf("SeekGE(%s) found %s, want nothing", key, it.Key())
 			case wantKey != "" && (!ok || string(it.Key()) != wantKey || string(it.Value()) != want[wantKey]):
 				t.Errorf("SeekGE(%s) = %q %q (%v), want %s %q", key, it.Key(), it.Value(), ok, wantKey, want[wantKey])
+			}
+			// Steps after a seek, up to 30 keys, as the model has them.
+			i, _ := slices.BinarySearch(sorted, key)
+			for j := i + 1; ok && j < min(i+30, len(sorted)); j++ {
+				if ok = it.Next(); !ok || string(it.Key()) != sorted[j] || string(it.Value()) != want[sorted[j]] {
+					t.Errorf("SeekGE(%s) then %d steps = %q %q (%v), want %s %q", key, j-i, it.Key(), it.Value(), ok, sorted[j], want[sorted[j]])
+					break
+				}
 			}
 		}
 	}
