@@ -184,6 +184,8 @@ func (c *OperatorContext) RegisterTimer(d TimeDomain, ts int64, ns []byte) error
 	}
 	if added && c.exec.trace != nil {
 		c.exec.trace.timer(TraceTimerSet, c, d, t)
+	} else if added {
+		c.exec.countEvent()
 	}
 	return nil
 }
@@ -200,18 +202,23 @@ func (c *OperatorContext) DeleteTimer(d TimeDomain, ts int64, ns []byte) error {
 	deleted, err := remove(q, t)
 	if deleted && c.exec.trace != nil {
 		c.exec.trace.timer(TraceTimerDeleted, c, d, t)
+	} else if deleted {
+		c.exec.countEvent()
 	}
 	return err
 }
 
 // Tracing reports whether steps are traced: an operator can skip building
 // the attributes of Trace when nobody reads them.
-func (c *OperatorContext) Tracing() bool { return c.exec.trace != nil }
+// In light mode it reports true too: Trace counts the notes then.
+func (c *OperatorContext) Tracing() bool { return c.exec.trace != nil || c.exec.light != nil }
 
 // Trace notes an event of the operator's own in the step's trace (windows
 // report "window fired", "late record", "merged").
 func (c *OperatorContext) Trace(what string, attrs ...any) {
 	if c.exec.trace != nil {
 		c.exec.trace.note(c, what, attrs...)
+	} else {
+		c.exec.countEvent()
 	}
 }

@@ -62,6 +62,8 @@ type Executor struct {
 
 	out   *jsonWriter
 	trace *Trace
+	// light is set in light mode (light.go); trace is nil then.
+	light *light
 	// describe: the step's StepInfo is read (StepInto), so it names where
 	// a source read; a run skips building that string per record.
 	describe bool
@@ -838,6 +840,8 @@ func (e *Executor) run(st *subtask, inst *opInstance, w work, info *StepInfo) er
 			}
 			if e.trace != nil {
 				e.trace.watermark(st, inst, inst.wm, w.wm)
+			} else {
+				e.countEvent()
 			}
 			inst.wm = w.wm
 		}
@@ -904,6 +908,8 @@ func (e *Executor) fire(st *subtask, inst *opInstance, t state.Timer, d TimeDoma
 	}
 	if e.trace != nil {
 		e.trace.timer(TraceTimerFired, ctx, d, t)
+	} else {
+		e.countEvent()
 	}
 	to, ok := inst.op.(TimerOperator)
 	if !ok {
@@ -919,6 +925,8 @@ func (e *Executor) emit(ctx *OperatorContext, tag string, r Record) {
 	inst := ctx.inst
 	if e.trace != nil {
 		e.trace.emitted(ctx, tag, plainValue(r.Value))
+	} else if e.light != nil {
+		e.light.cur.Events++
 	}
 	if tag != "" && e.opts.Capture != nil {
 		e.capture(ctx, tag, r.Value, r)
@@ -1003,6 +1011,8 @@ func (e *Executor) forwardStatus(st *subtask, inst *opInstance, idle bool) {
 	inst.idle = idle
 	if e.trace != nil {
 		e.trace.status(st, inst, idle)
+	} else {
+		e.countEvent()
 	}
 	for i := range inst.outs {
 		rt := &inst.outs[i]
@@ -1028,6 +1038,8 @@ func (e *Executor) advanceProcessingTime(ms int64) {
 	e.procTime = min(e.procTime, math.MaxInt64-ms) + ms
 	if e.trace != nil {
 		e.trace.processingTime(e.procTime)
+	} else {
+		e.countEvent()
 	}
 	for _, st := range e.subtasks {
 		if st.pts.pending(e.procTime) && !slices.Contains(e.procPending, st) {

@@ -326,7 +326,11 @@ func RichProcess[T, U any](in Input[T], name string, f ProcessFunction[T, U], op
 func RichSink[T any](in Input[T], name string, f SinkFunction[T], opts ...Option) {
 	s := typedOp[T, T](in, name, func() Operator {
 		f := CloneFunc(f)
+		var ring *outRing[T]
 		return &userOp{fn: f, process: func(ctx *OperatorContext, r Record) error {
+			if ctx.exec.light != nil {
+				lightOutput(ctx, &ring, r.Value)
+			}
 			ctx.exec.recordOutput(ctx, r.Value)
 			return f.Invoke(readValue[T](r.Value))
 		}}
@@ -340,7 +344,11 @@ func RichSink[T any](in Input[T], name string, f SinkFunction[T], opts ...Option
 // encodes itself; anything else goes through encoding/json.
 func JSONSink[T any](in Input[T], name string, opts ...Option) {
 	s := typedOp[T, T](in, name, func() Operator {
+		var ring *outRing[T]
 		return &userOp{fn: nil, process: func(ctx *OperatorContext, r Record) error {
+			if ctx.exec.light != nil {
+				lightOutput(ctx, &ring, r.Value)
+			}
 			ctx.exec.recordOutput(ctx, r.Value)
 			v := r.Value
 			if s, ok := v.(*slot[T]); ok {

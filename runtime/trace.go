@@ -184,17 +184,31 @@ type tracedTable struct {
 	state.Table
 	inst *opInstance
 	exec *Executor
+	// interned and scratch serve the light trace (light.go).
+	interned map[string]*LightEntry
+	scratch  []byte
 }
 
 func (t *tracedTable) record(ns, uk []byte, old any, hadOld bool, nw any, cleared bool) {
 	tr := t.exec.trace
 	if tr == nil {
+		if l := t.exec.light; l != nil {
+			t.lightWrite(l, ns, uk, old, hadOld, nw, cleared)
+		}
 		return
 	}
-	d := t.Table.Desc()
 	key, kg := t.inst.keyed.CurrentKey()
+	ev := t.describe(key, kg, ns, uk)
+	ev.Old, ev.HadOld, ev.New, ev.Cleared = dyn(old), hadOld, dyn(nw), cleared
+	tr.add(ev)
+}
+
+// describe is the event of a write to the entry of key, namespace ns and
+// user key uk, without its values.
+func (t *tracedTable) describe(key []byte, kg int, ns, uk []byte) TraceEvent {
+	d := t.Table.Desc()
 	ev := TraceEvent{Kind: TraceStateWrite, State: d.Meta.StateName, KeyGroup: kg, Key: displayKey(t.inst, key),
-		Namespace: displayNamespace(d.Namespace, ns), Old: dyn(old), HadOld: hadOld, New: dyn(nw), Cleared: cleared}
+		Namespace: displayNamespace(d.Namespace, ns)}
 	if uk != nil && d.UserKey != nil {
 		if v, err := d.UserKey.Display(uk); err == nil {
 			ev.UserKey = v
@@ -205,7 +219,7 @@ func (t *tracedTable) record(ns, uk []byte, old any, hadOld bool, nw any, cleare
 	if t.inst.ctx != nil {
 		ev.Task, ev.Subtask, ev.Operator = t.inst.ctx.st.task.Name, t.inst.ctx.st.index, t.inst.info.Name
 	}
-	tr.add(ev)
+	return ev
 }
 
 func dyn(v any) any {

@@ -62,47 +62,77 @@ const (
 
 // history is the revisions of the entries written in this session.
 type history struct {
-	revs  map[EntryID][]Revision
-	order []EntryID // entries by first write, for forgetting the oldest
-	// trimmed counts entries whose oldest revisions were forgotten.
-	trimmed map[EntryID]int
+	byID  map[EntryID]*histEntry
+	order []*histEntry // entries by first write, for forgetting the oldest
 	// log is the recent writes in order, so that going back undoes the
 	// writes after the target without visiting every entry.
 	log []logged
 }
 
+// histEntry is one entry's history. A write names it by pointer (a light
+// trace's entry keeps it), so that it needs no EntryID lookup; gone marks
+// one forgotten (HistoryEntries), which a later write replaces.
+type histEntry struct {
+	id      EntryID
+	revs    []Revision
+	trimmed int // revisions forgotten (HistoryPerEntry)
+	gone    bool
+}
+
 type logged struct {
 	pos int64
-	id  EntryID
+	e   *histEntry
 }
 
 // historyLog bounds the writes the log keeps; going back further than
 // it reaches visits every entry instead.
 const historyLog = 4 * HistoryEntries
 
-func (h *history) add(id EntryID, r Revision) {
-	if h.revs == nil {
-		h.revs, h.trimmed = map[EntryID][]Revision{}, map[EntryID]int{}
+// entry returns the history of id, making it (and forgetting the oldest
+// entry beyond HistoryEntries) when there is none.
+func (h *history) entry(id EntryID) *histEntry {
+	if he := h.byID[id]; he != nil {
+		return he
 	}
-	revs, ok := h.revs[id]
-	if !ok {
-		h.order = append(h.order, id)
-		if len(h.order) > HistoryEntries {
-			old := h.order[0]
-			h.order = h.order[1:]
-			delete(h.revs, old)
-			delete(h.trimmed, old)
-		}
+	if h.byID == nil {
+		h.byID = map[EntryID]*histEntry{}
 	}
-	if len(revs) >= HistoryPerEntry {
-		revs = append(revs[:0:0], revs[1:]...)
-		h.trimmed[id]++
+	he := &histEntry{id: id}
+	h.byID[id] = he
+	h.order = append(h.order, he)
+	if len(h.order) > HistoryEntries {
+		old := h.order[0]
+		h.order[0] = nil
+		h.order = h.order[1:]
+		delete(h.byID, old.id)
+		old.gone = true
 	}
-	h.revs[id] = append(revs, r)
+	return he
+}
+
+func (h *history) add(id EntryID, r Revision) { h.addTo(h.entry(id), r) }
+
+// addTo adds a revision to an entry's history (he not gone).
+func (h *history) addTo(he *histEntry, r Revision) {
+	if len(he.revs) >= HistoryPerEntry {
+		n := copy(he.revs, he.revs[1:])
+		he.revs[n] = Revision{}
+		he.revs = he.revs[:n]
+		he.trimmed++
+	}
+	he.revs = append(he.revs, r)
 	if len(h.log) >= 2*historyLog {
 		h.log = append(h.log[:0:0], h.log[len(h.log)-historyLog:]...)
 	}
-	h.log = append(h.log, logged{pos: r.Position, id: id})
+	h.log = append(h.log, logged{pos: r.Position, e: he})
+}
+
+// revisions is the revisions of id (nil for none).
+func (h *history) revisions(id EntryID) []Revision {
+	if he := h.byID[id]; he != nil {
+		return he.revs
+	}
+	return nil
 }
 
 // truncate forgets the revisions after position pos (Back, restart): it
@@ -114,46 +144,52 @@ func (h *history) truncate(pos int64) {
 	}
 	if h.log[0].pos <= pos {
 		for len(h.log) > 0 && h.log[len(h.log)-1].pos > pos {
-			id := h.log[len(h.log)-1].id
+			he := h.log[len(h.log)-1].e
+			h.log[len(h.log)-1] = logged{}
 			h.log = h.log[:len(h.log)-1]
-			revs := h.revs[id]
-			if n := len(revs); n > 0 && revs[n-1].Position > pos {
-				// An entry left without revisions keeps its place in the
-				// order (an empty slice), so it is never listed twice.
-				h.revs[id] = revs[:n-1]
+			// An entry left without revisions keeps its place in the
+			// order (an empty history), so it is never listed twice.
+			if n := len(he.revs); n > 0 && he.revs[n-1].Position > pos {
+				he.revs[n-1] = Revision{}
+				he.revs = he.revs[:n-1]
 			}
 		}
 		return
 	}
 	h.log = nil
 	kept := h.order[:0]
-	for _, id := range h.order {
-		revs := h.revs[id]
-		n := len(revs)
-		for n > 0 && revs[n-1].Position > pos {
+	for _, he := range h.order {
+		n := len(he.revs)
+		for n > 0 && he.revs[n-1].Position > pos {
 			n--
 		}
 		if n == 0 {
-			delete(h.revs, id)
-			delete(h.trimmed, id)
+			delete(h.byID, he.id)
+			he.gone = true
 			continue
 		}
-		h.revs[id] = revs[:n]
-		kept = append(kept, id)
+		he.revs = he.revs[:n]
+		kept = append(kept, he)
 	}
+	clear(h.order[len(kept):])
 	h.order = kept
 }
 
-func (h *history) reset() { *h = history{} }
+func (h *history) reset() {
+	for _, he := range h.order {
+		he.gone = true
+	}
+	*h = history{}
+}
 
 // History returns the revisions of an entry in this session, oldest first,
 // and how many older ones were forgotten (HistoryPerEntry).
 func (s *Session) History(id EntryID) (revs []Revision, forgotten int) {
-	if len(s.hist.revs[id]) == 0 {
+	he := s.hist.byID[id]
+	if he == nil || len(he.revs) == 0 {
 		return nil, 0
 	}
-	r := s.hist.revs[id]
-	return append([]Revision(nil), r...), s.hist.trimmed[id]
+	return append([]Revision(nil), he.revs...), he.trimmed
 }
 
 // absorb takes the events of steps that ran at source position pos: sink

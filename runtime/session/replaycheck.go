@@ -29,6 +29,34 @@ type replayCheck struct {
 	// replay is set during an exact replay.
 	replay map[int64][]emitDigest
 	newest int64
+	// unchecked are ranges (from, to] of positions run without digests
+	// (light runs): a replay there is not compared.
+	unchecked [][2]int64
+}
+
+// skip marks the positions in (from, to] unchecked.
+func (r *replayCheck) skip(from, to int64) {
+	if to <= from {
+		return
+	}
+	// Ranges older than the digests kept no longer matter (those
+	// positions replay unchecked anyway).
+	kept := r.unchecked[:0]
+	for _, u := range r.unchecked {
+		if u[1] > to-maxDigestPositions {
+			kept = append(kept, u)
+		}
+	}
+	r.unchecked = append(kept, [2]int64{from, to})
+}
+
+func (r *replayCheck) isUnchecked(pos int64) bool {
+	for _, u := range r.unchecked {
+		if pos > u[0] && pos <= u[1] {
+			return true
+		}
+	}
+	return false
 }
 
 // maxDigestPositions bounds the positions whose digests are kept (the
@@ -76,6 +104,14 @@ func (r *replayCheck) forgetAfter(pos int64) {
 		}
 	}
 	r.newest = min(r.newest, pos)
+	kept := r.unchecked[:0]
+	for _, u := range r.unchecked {
+		u[1] = min(u[1], pos)
+		if u[1] > u[0] {
+			kept = append(kept, u)
+		}
+	}
+	r.unchecked = kept
 }
 
 // ReplayError is an exact replay (back) whose operator emitted other
@@ -99,6 +135,9 @@ func (r *replayCheck) compare(from, to int64) error {
 	replay := r.replay
 	r.replay = nil
 	for pos := from + 1; pos <= to; pos++ {
+		if r.isUnchecked(pos) {
+			continue
+		}
 		first, ok := r.first[pos]
 		if !ok && len(replay[pos]) > 0 && pos <= r.newest {
 			d := replay[pos][0]

@@ -56,8 +56,19 @@ type Session struct {
 	cpOutSeq map[int64]int64
 	hist     history
 	replays  replayCheck
-	last     *Stop
-	started  time.Time
+	// cmdGen counts commands (collectors), for light runs' caches.
+	cmdGen uint64
+	// pinned is the checkpoint a light run may replay from (light.go):
+	// kept when the checkpoints are trimmed, and then (pinnedOut) released
+	// once unpinned.
+	pinned    *runtime.Checkpoint
+	pinnedOut bool
+	// fullTrace turns light runs off (tests compare the two); lightRuns
+	// counts them.
+	fullTrace bool
+	lightRuns int
+	last      *Stop
+	started   time.Time
 }
 
 // Output is one record a sink received.
@@ -196,6 +207,10 @@ func (s *Session) checkpoint() error {
 	if n := len(s.checkpoints); n > s.opts.KeepCheckpoints+1 {
 		drop := s.checkpoints[1 : n-s.opts.KeepCheckpoints]
 		for _, cp := range drop {
+			if cp == s.pinned {
+				s.pinnedOut = true // a light run may replay from it (light.go)
+				continue
+			}
 			cp.Release()
 			delete(s.cpOutSeq, cp.Info().CheckpointID)
 		}
@@ -207,7 +222,13 @@ func (s *Session) checkpoint() error {
 // releaseCheckpoints releases the checkpoints from index from on and
 // forgets them.
 func (s *Session) releaseCheckpoints(from int) {
+	if from == 0 {
+		s.unpin()
+	}
 	for _, cp := range s.checkpoints[min(from, len(s.checkpoints)):] {
+		if cp == s.pinned {
+			s.pinned = nil
+		}
 		cp.Release()
 		delete(s.cpOutSeq, cp.Info().CheckpointID)
 	}

@@ -87,8 +87,17 @@ type collector struct {
 	steps   int
 	records int64
 	last    runtime.StepInfo
-	changes map[EntryID]Change
-	dropped int
+	// changes are the entries the command wrote, in first-write order;
+	// changeAt indexes them. A light run's entries find theirs by their
+	// lightEntry (light.go).
+	changes  []Change
+	changeID []EntryID
+	changeAt map[EntryID]int32
+	dropped  int
+	// gen tells this command's lightEntry caches from older ones.
+	gen uint64
+	// light is the light run of the command, once it started (light.go).
+	light *lightRun
 	// progress, when set, gets the final position at the stop.
 	progress *Progress
 	// startSteps and startPos are the executor's step count and position
@@ -102,6 +111,10 @@ type collector struct {
 // last MaxEvents (trimmed in batches, so a long run does not copy them at
 // every record).
 func (c *collector) take() {
+	if c.light != nil {
+		c.takeLight()
+		return
+	}
 	c.trunc += c.s.exec.TraceDropped()
 	ev := c.s.exec.TakeTrace()
 	c.s.absorb(ev, c.s.exec.Position(), c)
@@ -138,23 +151,52 @@ func (c *collector) sourceRecord(info runtime.StepInfo) runtime.StepInfo {
 }
 
 func (c *collector) change(id EntryID, e *runtime.TraceEvent) {
-	if c.changes == nil {
-		c.changes = map[EntryID]Change{}
-	}
-	ch, ok := c.changes[id]
+	i, ok := c.changeIndex(id)
 	if !ok {
 		if len(c.changes) >= MaxChanges {
 			c.dropped++
 			return
 		}
-		ch = Change{Old: e.Old, HadOld: e.HadOld, KeyGroup: e.KeyGroup, Key: e.Key, Namespace: e.Namespace, UserKey: e.UserKey}
+		i = c.addChange(id, Change{Old: e.Old, HadOld: e.HadOld, KeyGroup: e.KeyGroup, Key: e.Key, Namespace: e.Namespace, UserKey: e.UserKey})
 	}
+	ch := &c.changes[i]
 	ch.New, ch.Cleared = e.New, e.Cleared
 	ch.Writes++
-	c.changes[id] = ch
+}
+
+func (c *collector) changeIndex(id EntryID) (int32, bool) {
+	i, ok := c.changeAt[id]
+	return i, ok
+}
+
+func (c *collector) addChange(id EntryID, ch Change) int32 {
+	if c.changeAt == nil {
+		c.changeAt = map[EntryID]int32{}
+	}
+	i := int32(len(c.changes))
+	c.changes = append(c.changes, ch)
+	c.changeID = append(c.changeID, id)
+	c.changeAt[id] = i
+	return i
+}
+
+// changeMap is the changes as a stop lists them.
+func (c *collector) changeMap() map[EntryID]Change {
+	if len(c.changes) == 0 {
+		return nil
+	}
+	m := make(map[EntryID]Change, len(c.changes))
+	for i, id := range c.changeID {
+		m[id] = c.changes[i]
+	}
+	return m
 }
 
 func (s *Session) addOutput(e *runtime.TraceEvent, pos int64) {
+	s.addOutputOf(e.Operator, e.Subtask, e.Value, pos)
+}
+
+func (s *Session) addOutputOf(sink string, subtask int, v any, pos int64) {
 	s.outSeq++
 	// Trim in batches: copying the kept records on every output cost
 	// O(OutputLimit) time and garbage per record. A new array keeps the
@@ -162,24 +204,34 @@ func (s *Session) addOutput(e *runtime.TraceEvent, pos int64) {
 	if limit := s.opts.OutputLimit; len(s.output) >= 2*limit {
 		s.output = append(make([]Output, 0, 2*limit), s.output[len(s.output)-limit+1:]...)
 	}
-	s.output = append(s.output, Output{Seq: s.outSeq, Sink: e.Operator, Subtask: e.Subtask, Value: e.Value, Position: pos})
+	s.output = append(s.output, Output{Seq: s.outSeq, Sink: sink, Subtask: subtask, Value: v, Position: pos})
 }
 
 func (s *Session) newCollector() *collector {
-	return &collector{s: s, startSteps: s.exec.Steps(), startPos: s.exec.Position()}
+	s.cmdGen++
+	return &collector{s: s, startSteps: s.exec.Steps(), startPos: s.exec.Position(), gen: s.cmdGen}
 }
 
 func (c *collector) stop(reason Reason, msg string) *Stop {
 	c.take()
 	c.steps = int(c.s.exec.Steps() - c.startSteps)
 	c.records = c.s.exec.Position() - c.startPos
+	if c.light != nil {
+		if err := c.finishLight(); err != nil {
+			var f *runtime.Failure
+			if !errors.As(err, &f) {
+				return c.s.stop(Stop{Reason: ReasonFailure, Message: "replaying the last records for the stop: " + err.Error(),
+					Records: c.records, Steps: c.steps, Failure: &runtime.Failure{Operator: "session", Err: err, Position: c.s.exec.Position()}})
+			}
+		}
+	}
 	c.progress.report(c.s.exec.Position(), c.records)
 	if over := len(c.events) - MaxEvents; over > 0 {
 		c.trunc += over
 		c.events = append(c.events[:0:0], c.events[over:]...)
 	}
 	return c.s.stop(Stop{Reason: reason, Message: msg, Records: c.records, Steps: c.steps, Last: c.last, Events: c.events, Truncated: c.trunc,
-		Changes: c.changes, ChangesDropped: c.dropped})
+		Changes: c.changeMap(), ChangesDropped: c.dropped})
 }
 
 func (c *collector) failed(err error) (*Stop, error) {
@@ -299,6 +351,11 @@ func (s *Session) run(ctx context.Context, n int, done Reason) (*Stop, error) {
 	s.pendingBefore = false
 	s.mark()
 	c := s.newCollector()
+	defer func() {
+		if c.light != nil { // returned an error, not a stop
+			c.abandonLight()
+		}
+	}()
 	p := progressOf(ctx)
 	p.begin(s.exec.Position())
 	c.progress = p
@@ -311,6 +368,7 @@ func (s *Session) run(ctx context.Context, n int, done Reason) (*Stop, error) {
 	// units counts source events finished: a record started before this
 	// command (a step, a breakpoint) is the first of them.
 	units := 0
+	mayGoLight := s.mayGoLight(checkEach)
 	for n < 0 || units < n {
 		if ctx.Err() != nil {
 			return c.stop(ReasonInterrupted, "interrupted after "+fmtRecords(int64(units))), nil
@@ -361,9 +419,11 @@ func (s *Session) run(ctx context.Context, n int, done Reason) (*Stop, error) {
 		}
 		units++
 		c.take()
+		cp := s.LatestCheckpoint()
 		if err := s.afterNext(); err != nil {
 			return nil, err
 		}
+		c.afterRecord(cp, mayGoLight)
 		if units%progressEvery == 0 {
 			p.report(s.exec.Position(), s.exec.Position()-c.startPos)
 		}

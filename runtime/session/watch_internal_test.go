@@ -40,23 +40,23 @@ func TestHistoryTruncate(t *testing.T) {
 		}
 	}
 	h.truncate(3)
-	if n := len(h.revs[a]); n != 3 || h.revs[a][2].Position != 3 {
-		t.Fatalf("a after truncate(3): %+v", h.revs[a])
+	if n := len(h.revisions(a)); n != 3 || h.revisions(a)[2].Position != 3 {
+		t.Fatalf("a after truncate(3): %+v", h.revisions(a))
 	}
-	if n := len(h.revs[b]); n != 1 {
-		t.Fatalf("b after truncate(3): %+v", h.revs[b])
+	if n := len(h.revisions(b)); n != 1 {
+		t.Fatalf("b after truncate(3): %+v", h.revisions(b))
 	}
 	h.truncate(0)
 	h.add(b, Revision{Position: 1})
-	if len(h.order) != 1 || h.order[0] != b || len(h.revs[a]) != 0 || len(h.revs[b]) != 1 {
-		t.Fatalf("after truncate(0) and a write of b: order %v, a %v, b %v", h.order, h.revs[a], h.revs[b])
+	if len(h.order) != 1 || h.order[0].id != b || len(h.revisions(a)) != 0 || len(h.revisions(b)) != 1 {
+		t.Fatalf("after truncate(0) and a write of b: order %v, a %v, b %v", h.order, h.revisions(a), h.revisions(b))
 	}
 	// Beyond the log: every entry is visited.
 	h.log = h.log[len(h.log)-1:]
 	h.log[0].pos = 5
 	h.add(a, Revision{Position: 9})
 	h.truncate(2)
-	if len(h.revs[a]) != 0 || len(h.revs[b]) != 1 {
-		t.Fatalf("full truncate: a %v b %v", h.revs[a], h.revs[b])
+	if len(h.revisions(a)) != 0 || len(h.revisions(b)) != 1 {
+		t.Fatalf("full truncate: a %v b %v", h.revisions(a), h.revisions(b))
 	}
 }

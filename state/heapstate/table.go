@@ -109,6 +109,9 @@ func (t *table) Get(ns []byte) (any, bool, error) {
 	if i < 0 {
 		return nil, false, t.b.keyErr(t.name())
 	}
+	if t.hit != nil && t.hitGen == t.b.keyGen && bytes.Equal(t.hitNS, ns) {
+		return t.hit.v, true, nil // read again (a traced write reads the old value)
+	}
 	c := t.vals[i][string(t.b.composite(ns))]
 	if c == nil {
 		return nil, false, nil

@@ -1,0 +1,223 @@
+package runtime
+
+import (
+	"cmp"
+	"encoding/binary"
+	"slices"
+)
+
+// The light trace. A traced executor records every step, emission, output,
+// state write, timer and watermark as a TraceEvent with dynamic values: a
+// long run spends most of its time building events nobody reads. In light
+// mode (SetLight) the executor runs as an untraced one (drainBatch), keeps
+// only what a debugger needs of every record — the state writes (old and
+// new values, for the entries' history and the changes of a command) and
+// the records sinks received — and counts the events a full trace would
+// have recorded. A debugger that stops after a light run replays the last
+// records from a checkpoint, traced, for the events of the stop (the
+// session does: the replay is deterministic, so they are the events the
+// full trace would have kept).
+//
+// State writes name their entry with a LightEntry, made once per entry
+// (its key, namespace and user key decoded for display then): a write
+// costs an entry lookup by its bytes, not a decoding.
+
+// LightEntry is one keyed state entry written during a light run. The
+// executor makes one per entry and operator subtask, and gives the same
+// pointer for every later write of the entry, until it is replaced
+// (Restart).
+type LightEntry struct {
+	Operator string
+	Subtask  int
+	State    string
+	KeyGroup int
+	// Key, Namespace and UserKey are display values (as TraceEvent's).
+	Key, Namespace, UserKey any
+	// Data is the light trace's reader's own: the session keeps its
+	// record of the entry here.
+	Data any
+}
+
+// LightWrite is one write to keyed state, as a TraceStateWrite event
+// records it.
+type LightWrite struct {
+	Entry           *LightEntry
+	Old, New        any
+	HadOld, Cleared bool
+}
+
+// LightOutput is one record a sink received, as a TraceOutput event
+// records it: the Seq-th record of the light run (from 1), received while
+// source position Position ran.
+type LightOutput struct {
+	Seq      int64
+	Operator string
+	Subtask  int
+	Value    any
+	Position int64
+}
+
+// LightTrace is what a light run recorded since the last TakeLight.
+type LightTrace struct {
+	// Events is the number of TraceEvents a full trace would have
+	// recorded (steps included).
+	Events int64
+	Writes []LightWrite
+	// Outputs is the number of records the sinks received; the last of
+	// them are kept (LightOutputs).
+	Outputs int64
+}
+
+// light is the executor's light recorder.
+type light struct {
+	cur, spare LightTrace
+	steps      int64 // Executor.steps at the last take
+	// saved is the executor's full trace, put back by StopLight.
+	saved *Trace
+	// outputs counts the sinks' records; rings keep the last keep of
+	// each sink subtask's, typed (no boxing per record).
+	outputs int64
+	keep    int
+	rings   []outputRing
+}
+
+// StartLight puts a traced executor (Options.Trace) in light mode (see
+// LightTrace), keeping the last keepOutputs records of every sink subtask
+// for LightOutputs. It is meant for the time between source events: take
+// the trace first (TakeTrace), since light mode records no TraceEvents.
+func (e *Executor) StartLight(keepOutputs int) {
+	if e.light == nil {
+		e.light = &light{saved: e.trace, steps: e.steps, keep: max(keepOutputs, 0)}
+		e.trace = nil
+	}
+}
+
+// StopLight ends light mode; what TakeLight did not take is dropped.
+func (e *Executor) StopLight() {
+	if e.light != nil {
+		e.trace = e.light.saved
+		e.light = nil
+	}
+}
+
+// Light reports whether the executor is in light mode.
+func (e *Executor) Light() bool { return e.light != nil }
+
+// TakeLight returns what the light run recorded since the last call (nil
+// outside light mode). It is valid until the next call.
+func (e *Executor) TakeLight() *LightTrace {
+	l := e.light
+	if l == nil {
+		return nil
+	}
+	l.cur.Events += e.steps - l.steps
+	l.steps = e.steps
+	out := l.cur
+	clear(l.spare.Writes)
+	l.cur = LightTrace{Writes: l.spare.Writes[:0]}
+	l.spare = out
+	return &l.spare
+}
+
+// LightOutputs returns the last n records the sinks received in light
+// mode, oldest first (fewer when fewer were kept or received).
+func (e *Executor) LightOutputs(n int) []LightOutput {
+	l := e.light
+	if l == nil || n <= 0 {
+		return nil
+	}
+	var all []LightOutput
+	for _, r := range l.rings {
+		all = r.appendKept(all, l.outputs-int64(n))
+	}
+	slices.SortFunc(all, func(a, b LightOutput) int { return cmp.Compare(a.Seq, b.Seq) })
+	if len(all) > n {
+		all = all[len(all)-n:]
+	}
+	return all
+}
+
+// countEvent counts an event a full trace would have recorded.
+func (e *Executor) countEvent() {
+	if e.light != nil {
+		e.light.cur.Events++
+	}
+}
+
+// outputRing is a sink subtask's ring of its last records in light mode.
+type outputRing interface {
+	// appendKept appends the kept records with Seq > after.
+	appendKept(dst []LightOutput, after int64) []LightOutput
+}
+
+// outRing is the outputRing of a sink of T.
+type outRing[T any] struct {
+	l        *light
+	operator string
+	subtask  int
+	vals     []T
+	seqs     []int64
+	pos      []int64
+	next     int // the slot the next record goes to
+}
+
+// lightOutput records v, a record of T a sink received (a slot or boxed),
+// in light mode: in *ring, made on first use.
+func lightOutput[T any](ctx *OperatorContext, ring **outRing[T], v any) {
+	l := ctx.exec.light
+	l.cur.Events++
+	l.cur.Outputs++
+	l.outputs++
+	r := *ring
+	if r == nil || r.l != l {
+		r = &outRing[T]{l: l, operator: ctx.inst.info.Name, subtask: ctx.st.index}
+		*ring = r
+		l.rings = append(l.rings, r)
+	}
+	if l.keep == 0 {
+		return
+	}
+	if len(r.vals) < l.keep {
+		r.vals = append(r.vals, readValue[T](v))
+		r.seqs = append(r.seqs, l.outputs)
+		r.pos = append(r.pos, ctx.exec.position)
+		return
+	}
+	r.vals[r.next], r.seqs[r.next], r.pos[r.next] = readValue[T](v), l.outputs, ctx.exec.position
+	r.next = (r.next + 1) % len(r.vals)
+}
+
+func (r *outRing[T]) appendKept(dst []LightOutput, after int64) []LightOutput {
+	for i := range r.vals {
+		if r.seqs[i] > after {
+			dst = append(dst, LightOutput{Seq: r.seqs[i], Operator: r.operator, Subtask: r.subtask, Value: r.vals[i], Position: r.pos[i]})
+		}
+	}
+	return dst
+}
+
+// lightWrite records a state write in light mode, as record would trace it.
+func (t *tracedTable) lightWrite(l *light, ns, uk []byte, old any, hadOld bool, nw any, cleared bool) {
+	l.cur.Events++
+	key, kg := t.inst.keyed.CurrentKey()
+	b := binary.AppendUvarint(t.scratch[:0], uint64(len(key)))
+	b = append(b, key...)
+	b = binary.AppendUvarint(b, uint64(len(ns)))
+	b = append(b, ns...)
+	if uk != nil {
+		b = append(b, 1)
+		b = append(b, uk...)
+	}
+	t.scratch = b
+	ent := t.interned[string(b)]
+	if ent == nil {
+		ev := t.describe(key, kg, ns, uk)
+		ent = &LightEntry{Operator: ev.Operator, Subtask: ev.Subtask, State: ev.State, KeyGroup: kg,
+			Key: ev.Key, Namespace: ev.Namespace, UserKey: ev.UserKey}
+		if t.interned == nil {
+			t.interned = map[string]*LightEntry{}
+		}
+		t.interned[string(b)] = ent
+	}
+	l.cur.Writes = append(l.cur.Writes, LightWrite{Entry: ent, Old: dyn(old), HadOld: hadOld, New: dyn(nw), Cleared: cleared})
+}

@@ -1,0 +1,330 @@
+package session
+
+import (
+	"errors"
+
+	"streamdbg/runtime"
+)
+
+// Light runs. A traced command that runs many records (c, next N) without
+// breakpoints spends most of its time building trace events, of which its
+// stop keeps the last MaxEvents. Once the command has passed a checkpoint
+// of its own, it runs the executor in light mode (runtime.LightTrace): no
+// events, but every state write (for the history and the stop's changes)
+// and every sink record (for the outputs) as before, and a count of the
+// events a full trace would have made. At the stop it goes back to a
+// checkpoint taken during the light run, the anchor, and replays from
+// there to where it stopped, traced: the replay is deterministic, so its
+// events are the events the full trace would have ended with, and the
+// checkpoints (same positions and ids) and failure after the replay are
+// those of a fully traced command; the history and the outputs are the
+// light run's own (the replay leaves them). The anchor is the most
+// recent checkpoint with at least MaxEvents events after it, so the replay
+// gives every event the stop keeps; while no checkpoint qualifies, the
+// first one is the anchor and the events traced before it make up the
+// rest. The anchor is pinned: trimming the checkpoints keeps it.
+//
+// A command that passes no checkpoint (a short one, or checkpoints off)
+// is traced throughout, as before.
+
+// lightRun is the light part of one command.
+type lightRun struct {
+	// startPos is where the light run started: at the first anchor.
+	startPos int64
+	first    *runtime.Checkpoint
+	// prefix and prefixTrunc are the events traced before the light run
+	// (and how many of them were dropped).
+	prefix      []runtime.TraceEvent
+	prefixTrunc int
+	// events counts the light run's events.
+	events int64
+	// outSeq is the session's outSeq when the light run started.
+	outSeq int64
+	anchor anchorCP
+	// cands are the checkpoints taken since the anchor, oldest first.
+	cands []anchorCP
+}
+
+// anchorCP is a checkpoint of a light run and the light run's event count
+// when it was taken.
+type anchorCP struct {
+	cp     *runtime.Checkpoint
+	events int64
+}
+
+// lightEntry is the session's record of a runtime.LightEntry (its Data).
+type lightEntry struct {
+	id EntryID
+	he *histEntry
+	// gen is the command whose change index ch is (-1: none, dropped).
+	gen uint64
+	ch  int32
+}
+
+// mayGoLight reports whether a command of the given kind may switch to a
+// light run.
+func (s *Session) mayGoLight(checkEach bool) bool {
+	return s.opts.Trace && !s.fullTrace && !checkEach
+}
+
+// afterRecord is the light-run bookkeeping of a command after each record
+// (the collector took its trace and the session its checkpoint): it starts
+// the light run at the command's first checkpoint and keeps the anchor.
+func (c *collector) afterRecord(before *runtime.Checkpoint, may bool) {
+	s := c.s
+	taken := s.LatestCheckpoint()
+	if taken == before {
+		taken = nil
+	}
+	l := c.light
+	if l == nil {
+		if !may || taken == nil || !s.exec.Idle() || s.exec.Failure() != nil {
+			return
+		}
+		c.light = &lightRun{startPos: taken.Info().Position, first: taken, prefix: c.events, prefixTrunc: c.trunc,
+			anchor: anchorCP{cp: taken}}
+		c.events, c.trunc = nil, 0
+		s.pin(taken)
+		c.light.outSeq = s.outSeq
+		s.exec.StartLight(2 * s.opts.OutputLimit) // as many as the outputs buffer holds
+		return
+	}
+	if taken != nil {
+		l.cands = append(l.cands, anchorCP{cp: taken, events: l.events})
+	}
+	for len(l.cands) > 0 && l.events-l.cands[0].events >= MaxEvents {
+		a := l.cands[0]
+		l.cands = l.cands[1:]
+		if s.kept(a.cp) {
+			s.pin(a.cp)
+			l.anchor = a
+		}
+	}
+}
+
+// takeLight absorbs what the light run recorded for the last record.
+func (c *collector) takeLight() {
+	s := c.s
+	lt := s.exec.TakeLight()
+	if lt == nil {
+		return
+	}
+	pos := s.exec.Position()
+	c.light.events += lt.Events
+	// The records themselves stay in the executor's rings until the stop
+	// (lightOutputs): only the last OutputLimit are shown.
+	s.outSeq += lt.Outputs
+	for i := range lt.Writes {
+		w := &lt.Writes[i]
+		le, _ := w.Entry.Data.(*lightEntry)
+		if le == nil {
+			e := w.Entry
+			le = &lightEntry{id: Entry(e.Operator, e.Subtask, e.State, e.Key, e.Namespace, e.UserKey)}
+			w.Entry.Data = le
+		}
+		if le.he == nil || le.he.gone {
+			le.he = s.hist.entry(le.id)
+		}
+		s.hist.addTo(le.he, Revision{Position: pos, Old: w.Old, New: w.New, HadOld: w.HadOld, Cleared: w.Cleared})
+		c.changeLight(le, w)
+	}
+}
+
+// lightOutputs puts the records the sinks received in the light run into
+// the session's outputs as absorbing them one by one would have left them
+// (addOutputOf trims its buffer in batches: it holds between OutputLimit
+// and twice as many records, and back can show the older ones again).
+func (c *collector) lightOutputs(l *lightRun) {
+	s := c.s
+	k := s.outSeq - l.outSeq // the light run's records
+	if k == 0 {
+		return
+	}
+	limit := s.opts.OutputLimit
+	n := len(s.output)
+	for range k {
+		if n >= 2*limit {
+			n = limit - 1
+		}
+		n++
+	}
+	out := make([]Output, 0, max(n, 2*limit))
+	if int64(n) > k {
+		out = append(out, s.output[len(s.output)-(n-int(k)):]...)
+	}
+	for _, o := range s.exec.LightOutputs(min(n, int(k))) {
+		out = append(out, Output{Seq: l.outSeq + o.Seq, Sink: o.Operator, Subtask: o.Subtask, Value: o.Value, Position: o.Position})
+	}
+	s.output = out
+}
+
+// changeLight is change for a light run's write.
+func (c *collector) changeLight(le *lightEntry, w *runtime.LightWrite) {
+	if le.gen != c.gen {
+		le.gen, le.ch = c.gen, -1
+		if i, ok := c.changeIndex(le.id); ok {
+			le.ch = i
+		}
+	}
+	if le.ch < 0 {
+		if len(c.changes) >= MaxChanges {
+			c.dropped++
+			return
+		}
+		e := w.Entry
+		le.ch = c.addChange(le.id, Change{Old: w.Old, HadOld: w.HadOld, KeyGroup: e.KeyGroup, Key: e.Key, Namespace: e.Namespace, UserKey: e.UserKey})
+	}
+	ch := &c.changes[le.ch]
+	ch.New, ch.Cleared = w.New, w.Cleared
+	ch.Writes++
+}
+
+// finishLight ends the light run at the stop: it replays from the anchor
+// to the current position (and source reads), traced, and makes the
+// command's events those a full trace would have kept. An error is the
+// replay's (a *runtime.Failure when the command failed: the replay fails
+// there too).
+func (c *collector) finishLight() error {
+	s, l := c.s, c.light
+	c.light = nil
+	target, reads := s.exec.Position(), s.exec.Reads()
+	c.lightOutputs(l)
+	s.exec.StopLight()
+	total := int64(l.prefixTrunc+len(l.prefix)) + l.events
+	a := l.anchor.cp
+	aPos, aID := a.Info().Position, a.Info().CheckpointID
+	// The checkpoints after the anchor go: the replay takes them again,
+	// at the same positions and with the same ids.
+	// Their sink record counts are the light run's (the replay adds no
+	// records, so its outSeq is the stop's): kept by id and put back.
+	keep := 0
+	for keep < len(s.checkpoints) && s.checkpoints[keep].Info().Position <= aPos {
+		keep++
+	}
+	outSeq := map[int64]int64{}
+	for _, cp := range s.checkpoints[keep:] {
+		id := cp.Info().CheckpointID
+		outSeq[id] = s.cpOutSeq[id]
+	}
+	s.releaseCheckpoints(keep)
+	if s.pinnedOut {
+		s.checkpoints = append(s.checkpoints, a)
+	}
+	s.pinned, s.pinnedOut = nil, false
+	s.nextCPID = aID
+	exec, err := s.exec.Restart(s.job, s.opts.Options, a)
+	if err != nil {
+		return err
+	}
+	s.exec = exec
+	if err := exec.ResumeTime(a); err != nil {
+		return err
+	}
+	// The light run recorded the outputs and history the replay would:
+	// the replay only gives the events (and back's digests).
+	s.replays.forgetAfter(aPos)
+	s.replays.skip(l.startPos, aPos) // no digests there: not checked by back
+	var events []runtime.TraceEvent
+	trunc := 0
+	take := func(pos int64) {
+		trunc += exec.TraceDropped()
+		ev := exec.TakeTrace()
+		for i := range ev {
+			if ev[i].Kind == runtime.TraceEmitted {
+				s.replays.note(pos, &ev[i])
+			}
+		}
+		events = append(events, ev...)
+		if over := len(events) - MaxEvents; over > MaxEvents {
+			trunc += over
+			n := copy(events, events[over:])
+			clear(events[n:])
+			events = events[:n]
+		}
+	}
+	pos := aPos
+	var rerr error
+	for {
+		if err := s.replayCommands(pos); err != nil {
+			rerr = err
+			break
+		}
+		take(pos)
+		if pos >= target && exec.Reads() >= reads {
+			break
+		}
+		err := exec.Next()
+		pos = exec.Position()
+		take(pos)
+		if err != nil {
+			if !errors.Is(err, runtime.ErrFinished) && !errors.Is(err, runtime.ErrNoInput) {
+				rerr = err
+			}
+			break
+		}
+		if err := s.afterNext(); err != nil {
+			rerr = err
+			break
+		}
+	}
+	for _, cp := range s.checkpoints {
+		if seq, ok := outSeq[cp.Info().CheckpointID]; ok {
+			s.cpOutSeq[cp.Info().CheckpointID] = seq
+		}
+	}
+	if replayed := int64(trunc + len(events)); replayed != l.events-l.anchor.events {
+		// Not reached while the job is deterministic (DESIGN 3).
+		s.log.Warn("light run: the replay of the last records traced another number of events than the run counted",
+			"position", target, "counted", l.events-l.anchor.events, "replayed", replayed)
+	}
+	if l.anchor.cp == l.first {
+		events = append(l.prefix, events...)
+	}
+	c.events, c.trunc = events, int(total)-len(events)
+	s.lightRuns++
+	return rerr
+}
+
+// abandonLight ends a light run without a stop (the command returned an
+// error): the sink records go into the outputs, the executor is traced
+// again and nothing is replayed.
+func (c *collector) abandonLight() {
+	s, l := c.s, c.light
+	c.light = nil
+	c.lightOutputs(l)
+	s.exec.StopLight()
+	s.unpin()
+	s.replays.skip(l.startPos, s.exec.Position())
+}
+
+// pin makes cp the checkpoint a light run may replay from, releasing the
+// one pinned before if trimming dropped it.
+func (s *Session) pin(cp *runtime.Checkpoint) {
+	if s.pinned == cp {
+		return
+	}
+	s.unpin()
+	s.pinned = cp
+}
+
+func (s *Session) unpin() {
+	if s.pinned != nil && s.pinnedOut {
+		s.pinned.Release()
+		delete(s.cpOutSeq, s.pinned.Info().CheckpointID)
+	}
+	s.pinned, s.pinnedOut = nil, false
+}
+
+// kept reports whether cp is one of the session's checkpoints (or the
+// pinned one).
+func (s *Session) kept(cp *runtime.Checkpoint) bool {
+	if cp == s.pinned {
+		return true
+	}
+	for _, k := range s.checkpoints {
+		if k == cp {
+			return true
+		}
+	}
+	return false
+}
