@@ -364,7 +364,7 @@ func (b *browser) scroll(k tea.KeyPressMsg) {
 }
 
 func (b *browser) showHelp(local []key.Binding, where string) {
-	lines := helpLines(where, local, b.keys.BrowserGlobal(), false)
+	lines := helpLines(b.keys.BrowserHelp(), where, local, b.keys.BrowserGlobal(), false)
 	lines = append(lines, "In the browser: tab switches between the states and their entries; f filters the chosen state's entries",
 		"(e.g. value > 50 AND key LIKE 'key_1%'); / searches them; : runs a query on the savepoint (Tab completes).")
 	b.showOverlay(textOverlay(b.keys, b.st, "Help", lines))

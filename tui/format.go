@@ -240,4 +240,19 @@ func wrapLines(lines []string, w int) []string {
 	return out
 }
 
+// wrapHanging wraps one line to w cells, its continuation lines indented
+// as the line is (help's descriptions, details' nested values), unless the
+// indent takes more than half the width.
+func wrapHanging(l string, w int) []string {
+	ind := len(l) - len(strings.TrimLeft(l, " "))
+	if ind == 0 || ind > w/2 {
+		return wrapLines([]string{l}, w)
+	}
+	parts := wrapLines([]string{l[ind:]}, w-ind)
+	for i := range parts {
+		parts[i] = l[:ind] + parts[i]
+	}
+	return parts
+}
+
 func ansiStrip(s string) string { return ansi.Strip(s) }

@@ -454,8 +454,18 @@ func TestHelpIsWhole(t *testing.T) {
 				t.Fatalf("%dx%d: help line wider than the overlay: %q", size[0], size[1], l)
 			}
 		}
+		// The first page names the most used keys, quit among them: the
+		// overlay's own keys replace the screen's last line meanwhile.
+		first := screen(m.View())
+		contains(t, first, "Most used: ? help", "q quit", "n next", "c continue")
+		// A wrapped description keeps its indent.
+		for i, l := range tl.lines {
+			if i > 0 && tl.src[i] == tl.src[i-1] && strings.HasPrefix(tl.raw[tl.src[i]], "      ") && !strings.HasPrefix(l, "      ") {
+				t.Fatalf("%dx%d: a wrapped help line lost its indent: %q", size[0], size[1], l)
+			}
+		}
 		if size[0] == 80 {
-			golden(t, "help_80x24", screen(m.View()))
+			golden(t, "help_80x24", first)
 		}
 	}
 }

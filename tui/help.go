@@ -9,12 +9,21 @@ import (
 	"streamdbg/runtime/session"
 )
 
-// helpLines is the help: the keys of where the user is (the focused pane
+// helpLines is the help: the screen's most used keys, the keys of where the user is (the focused pane
 // or the open overlay), the keys that work everywhere, and the commands of
 // the command table with their aliases, arguments and descriptions. The
 // overlay wraps and scrolls it: nothing is cut at any width.
-func helpLines(here string, local, global []key.Binding, commands bool) []string {
+func helpLines(most []key.Binding, here string, local, global []key.Binding, commands bool) []string {
 	var out []string
+	if len(most) > 0 {
+		// The screen's own last line, which the overlay's keys replace
+		// while it is open: quit and the rest are never a page away.
+		words := make([]string, len(most))
+		for i, b := range most {
+			words[i] = b.Help().Key + " " + b.Help().Desc
+		}
+		out = append(out, "Most used: "+strings.Join(words, " · "), "")
+	}
 	section := func(title string, bs []key.Binding) {
 		if len(bs) == 0 {
 			return
@@ -61,5 +70,5 @@ func (m *Model) showHelp() {
 	}
 	count := key.NewBinding(key.WithKeys(), key.WithHelp("0-9", "a count for N (50N: next 50 records)"))
 	global := append(m.keys.Global(), count)
-	m.showOverlay(textOverlay(&m.keys, &m.st, "Help", helpLines(here, local, global, true)))
+	m.showOverlay(textOverlay(&m.keys, &m.st, "Help", helpLines(m.keys.ShortHelp(), here, local, global, true)))
 }

@@ -73,7 +73,7 @@ func (p *textList) layout() {
 	width := p.w - 2
 	for i, l := range p.raw {
 		if p.wrap && width > 0 {
-			for _, part := range wrapLines([]string{l}, width) {
+			for _, part := range wrapHanging(l, width) {
 				p.lines, p.src = append(p.lines, part), append(p.src, i)
 			}
 			continue
