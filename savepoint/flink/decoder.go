@@ -78,6 +78,22 @@ type decoder struct {
 	slab *rowSlab
 }
 
+// reset makes d a decoder over b, writing only the fields that change: a
+// scan resets its decoders for every value, and each pointer written costs
+// a write barrier while the garbage collector runs.
+func (d *decoder) reset(b []byte, base int64, file string, slab *rowSlab) {
+	d.b, d.off, d.base = b, 0, base
+	if d.err != nil {
+		d.err = nil
+	}
+	if d.file != file {
+		d.file = file
+	}
+	if d.slab != slab {
+		d.slab = slab
+	}
+}
+
 func newDecoder(file string, base int64, b []byte) *decoder {
 	return &decoder{b: b, base: base, file: file}
 }
@@ -254,6 +270,12 @@ func (d *decoder) flinkString() (s string, ok bool) {
 		d.fail("string of %d chars does not fit in %d bytes", n, d.remaining())
 		return "", false
 	}
+	// ASCII, the common case: each code unit is one byte below 0x80, the
+	// string is those bytes.
+	if p := d.b[d.off : d.off+int(n)]; asciiBytes(p) {
+		d.off += int(n)
+		return d.slab.text(p), true
+	}
 	units := make([]uint16, 0, n)
 	ascii := true
 	for range n {
@@ -274,6 +296,22 @@ func (d *decoder) flinkString() (s string, ok bool) {
 		return string(b), true
 	}
 	return string(utf16.Decode(units)), true
+}
+
+// asciiBytes reports whether every byte of p is below 0x80.
+func asciiBytes(p []byte) bool {
+	for len(p) >= 8 {
+		if binary.LittleEndian.Uint64(p)&0x8080808080808080 != 0 {
+			return false
+		}
+		p = p[8:]
+	}
+	for _, c := range p {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // sub returns a decoder over the next n bytes and advances past them.

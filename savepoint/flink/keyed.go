@@ -239,7 +239,7 @@ func (sp *Savepoint) entriesOf(f keyedFile, kgs []int, want func(*stateMeta) boo
 		}
 		defer c.Close()
 		sorted := sortedOffsets(h.offsets)
-		var buf []byte // one key group at a time: decoded values copy their bytes
+		var buf, zbuf []byte // one key group at a time: decoded values copy their bytes
 		prefix := 1
 		if f.op.maxParallelism > 128 {
 			prefix = 2
@@ -257,7 +257,7 @@ func (sp *Savepoint) entriesOf(f keyedFile, kgs []int, want func(*stateMeta) boo
 			buf = b
 			r := &kgReader{
 				file: sec.name(), base: off, kg: kg, prefix: prefix,
-				header: f.header, want: want, yield: yield, keep: keep,
+				header: f.header, want: want, yield: yield, keep: keep, zbuf: &zbuf,
 			}
 			if !r.read(b, h.kind) {
 				return
@@ -284,6 +284,17 @@ type kgReader struct {
 	ud, wd decoder // user keys and values, decoded whole
 	slab   rowSlab
 	out    []entry
+	// zbuf, when set, is the buffer key groups are decompressed into,
+	// reused from one to the next (decoded values copy their bytes).
+	zbuf *[]byte
+}
+
+// useSlab makes d allocate from the reader's slab (written only when it
+// changes: see decoder.reset).
+func (r *kgReader) useSlab(d *decoder) {
+	if d.slab != &r.slab {
+		d.slab = &r.slab
+	}
 }
 
 // one returns e as the single result of a pair, in the reused slice.
@@ -325,9 +336,16 @@ func (r *kgReader) decompress(b []byte, at int64) (*decoder, error) {
 	if !r.header.compressed {
 		return newDecoder(r.file, at, b), nil
 	}
-	out, err := unsnappy(b, r.file, at, fmt.Sprintf("key group %d", r.kg))
+	var into []byte
+	if r.zbuf != nil {
+		into = *r.zbuf
+	}
+	out, err := unsnappyInto(into, b, r.file, at, fmt.Sprintf("key group %d", r.kg))
 	if err != nil {
 		return nil, err
+	}
+	if r.zbuf != nil {
+		*r.zbuf = out
 	}
 	// Offsets inside decompressed bytes are not file offsets: errors name
 	// the key group's offset and the decompressed position.
@@ -348,6 +366,44 @@ func (r *kgReader) stateByID(d *decoder, id int) *stateMeta {
 	return r.header.states[id]
 }
 
+// wanted says whether the pairs of m are wanted and, when they are, gives
+// their fast path in fp (nil if they have none).
+func (r *kgReader) wanted(m *stateMeta, fp *fastPair) (bool, *fastPair) {
+	if m == nil || !r.want(m) {
+		return false, nil
+	}
+	if !fp.of(r.header, m) {
+		return true, nil
+	}
+	return true, fp
+}
+
+// pair decodes one wanted pair and yields its entries: by the fast path
+// when it has one and the bytes fit it, else by decodeOne.
+func (r *kgReader) pair(at int64, m *stateMeta, fast *fastPair, key, value []byte) error {
+	if fast != nil {
+		if e, ok := fast.decode(r, m, key, value); ok {
+			if (r.keep == nil || r.keep(e.key)) && !r.yield(e, nil) {
+				return errStopped
+			}
+			return nil
+		}
+	}
+	e, list, ok, err := r.decodeOne(at, m, key, value)
+	if err != nil {
+		return err
+	}
+	if ok && !r.yield(e, nil) {
+		return errStopped
+	}
+	for _, x := range list {
+		if !r.yield(x, nil) {
+			return errStopped
+		}
+	}
+	return nil
+}
+
 // readCanonical decodes FullSnapshotAsyncWriter's layout: a state id, then
 // (key, value) pairs; bit 0x80 of a key's first byte says a state id (or
 // the end-of-group mark) follows the pair.
@@ -357,6 +413,8 @@ func (r *kgReader) readCanonical(b []byte) error {
 		return err
 	}
 	m := r.stateByID(d, int(d.u16()))
+	var fp fastPair
+	wanted, fast := r.wanted(m, &fp) // asked once per run of a state's pairs
 	for d.err == nil {
 		key := d.take(d.count("key byte", 1))
 		value := d.take(d.count("value byte", 0))
@@ -369,15 +427,9 @@ func (r *kgReader) readCanonical(b []byte) error {
 		}
 		// The flag bit sits in the key-group prefix; decodePair clears it.
 		more := key[0]&0x80 != 0
-		if m != nil && r.want(m) {
-			e, err := r.decodePair(d.pos(), m, key, value)
-			if err != nil {
+		if wanted {
+			if err := r.pair(d.pos(), m, fast, key, value); err != nil {
 				return err
-			}
-			for _, x := range e {
-				if !r.yield(x, nil) {
-					return errStopped
-				}
 			}
 		}
 		if more {
@@ -386,6 +438,7 @@ func (r *kgReader) readCanonical(b []byte) error {
 				break
 			}
 			m = r.stateByID(d, int(id))
+			wanted, fast = r.wanted(m, &fp)
 		}
 	}
 	return d.err
@@ -394,8 +447,20 @@ func (r *kgReader) readCanonical(b []byte) error {
 // decodePair decodes one canonical (key, value) pair. List values give one
 // entry per element.
 func (r *kgReader) decodePair(at int64, m *stateMeta, key, value []byte) ([]entry, error) {
-	r.kd = decoder{b: key, base: at, file: r.file, slab: &r.slab}
+	e, list, ok, err := r.decodeOne(at, m, key, value)
+	if list != nil || err != nil || !ok {
+		return list, err
+	}
+	return r.one(e), nil
+}
+
+// decodeOne is decodePair without a slice for the common single entry (a
+// scan's hot path: the entry stays on the stack): ok says e is the pair's
+// entry; a list value's entries are in list instead; neither for a pair
+// of a key the scan does not keep.
+func (r *kgReader) decodeOne(at int64, m *stateMeta, key, value []byte) (e entry, list []entry, ok bool, err error) {
 	kd := &r.kd
+	kd.reset(key, at, r.file, &r.slab)
 	gotKG := 0
 	for i := range r.prefix {
 		c := kd.u8()
@@ -407,18 +472,18 @@ func (r *kgReader) decodePair(at int64, m *stateMeta, key, value []byte) ([]entr
 	if kd.err == nil && gotKG != r.kg {
 		kd.fail("entry of key group %d inside key group %d", gotKG, r.kg)
 	}
-	e := entry{meta: m, keyGroup: r.kg}
+	e = entry{meta: m, keyGroup: r.kg}
 	if m.backendType == backendPriorityQueue {
 		ts, ok := m.value.(*timerSer)
 		if !ok {
-			return nil, fmt.Errorf("flink: %s: timer state %q has serializer %s: %w", r.file, m.name, typeOf(m.value), ErrUnsupported)
+			return e, nil, false, fmt.Errorf("flink: %s: timer state %q has serializer %s: %w", r.file, m.name, typeOf(m.value), ErrUnsupported)
 		}
 		t := ts.decodeTimer(kd)
 		e.key, e.namespace, e.timestamp = t.key, t.namespace, t.timestamp
 		if kd.err != nil {
-			return nil, kd.err
+			return e, nil, false, kd.err
 		}
-		return r.one(e), nil
+		return e, nil, true, nil
 	}
 	// Key and namespace are followed by their lengths only when both have a
 	// variable length (CompositeKeySerializationUtils).
@@ -434,73 +499,74 @@ func (r *kgReader) decodePair(at int64, m *stateMeta, key, value []byte) ([]entr
 		}
 	}
 	if kd.err != nil {
-		return nil, kd.err
+		return e, nil, false, kd.err
 	}
 	if r.keep != nil && !r.keep(e.key) {
-		return nil, nil // another key: its value is not decoded
+		return e, nil, false, nil // another key: its value is not decoded
 	}
 	switch m.kind() {
 	case state.KindMap:
 		ms, ok := m.mapParts()
 		if !ok {
-			return nil, fmt.Errorf("flink: %s: map state %q has serializer %s: %w", r.file, m.name, typeOf(m.value), ErrUnsupported)
+			return e, nil, false, fmt.Errorf("flink: %s: map state %q has serializer %s: %w", r.file, m.name, typeOf(m.value), ErrUnsupported)
 		}
-		r.ud.slab = &r.slab
+		r.useSlab(&r.ud)
 		uk, err := decodeWholeWith(&r.ud, ms.key, r.file, at, kd.b[kd.off:])
 		if err != nil {
-			return nil, err
+			return e, nil, false, err
 		}
 		e.userKey = uk
-		r.vd = decoder{b: value, base: at, file: r.file, slab: &r.slab}
 		vd := &r.vd
+		vd.reset(value, at, r.file, &r.slab)
 		if vd.boolean() {
 			// Flink writes the flag, then whatever the value serializer
 			// writes for null (HeapKeyValueStateIterator, RocksDBMapState:
 			// a String's null is one 0 byte; most serializers write
 			// nothing, or cannot write null at all).
 			if vd.err == nil && vd.remaining() != 0 {
-				r.wd.slab = &r.slab
+				r.useSlab(&r.wd)
 				v, err := decodeWholeWith(&r.wd, ms.value, r.file, at, vd.b[vd.off:])
 				if err == nil && v != nil {
 					err = fmt.Errorf("flink: %s at offset %d: null map value followed by a %s value", r.file, at, ms.value.typeName())
 				}
 				if err != nil {
-					return nil, err
+					return e, nil, false, err
 				}
 			}
-			return r.one(e), vd.err
+			return e, nil, vd.err == nil, vd.err
 		}
 		if vd.err != nil {
-			return nil, vd.err
+			return e, nil, false, vd.err
 		}
-		r.wd.slab = &r.slab
+		r.useSlab(&r.wd)
 		e.value, err = decodeWholeWith(&r.wd, ms.value, r.file, at, vd.b[vd.off:])
 		if err != nil {
-			return nil, err
+			return e, nil, false, err
 		}
-		return r.one(e), nil
+		return e, nil, true, nil
 	case state.KindList:
 		if kd.remaining() != 0 {
 			kd.fail("%d bytes after the key of list state %q", kd.remaining(), m.name)
-			return nil, kd.err
+			return e, nil, false, kd.err
 		}
 		elem, ok := m.listElem()
 		if !ok {
-			return nil, fmt.Errorf("flink: %s: list state %q has serializer %s: %w", r.file, m.name, typeOf(m.value), ErrUnsupported)
+			return e, nil, false, fmt.Errorf("flink: %s: list state %q has serializer %s: %w", r.file, m.name, typeOf(m.value), ErrUnsupported)
 		}
-		return decodeDelimitedList(r.file, at, e, elem, value)
+		list, err := decodeDelimitedList(r.file, at, e, elem, value)
+		return e, list, false, err
 	}
 	if kd.remaining() != 0 {
 		kd.fail("%d bytes after the key of state %q", kd.remaining(), m.name)
-		return nil, kd.err
+		return e, nil, false, kd.err
 	}
-	r.wd.slab = &r.slab
+	r.useSlab(&r.wd)
 	v, err := decodeWholeWith(&r.wd, m.value, r.file, at, value)
 	if err != nil {
-		return nil, err
+		return e, nil, false, err
 	}
 	e.value = v
-	return r.one(e), nil
+	return e, nil, true, nil
 }
 
 // decodeDelimitedList splits ListDelimitedSerializer bytes: elements

@@ -38,10 +38,14 @@ type stateMeta struct {
 	index      int    // position in its header (the state id of the layouts)
 	problem    string // status(), computed once when the header is read
 	cause      error  // the kind of problem (statusErr); nil: ErrUnsupported
+	kindOf     state.Kind
 }
 
-// kind maps the meta info to the shared model's kind.
-func (m *stateMeta) kind() state.Kind {
+// kind maps the meta info to the shared model's kind (a scan asks for
+// every entry: it is computed once, when the options are read).
+func (m *stateMeta) kind() state.Kind { return m.kindOf }
+
+func (m *stateMeta) kindFromOptions() state.Kind {
 	switch m.backendType {
 	case backendPriorityQueue:
 		return state.KindTimers
@@ -117,6 +121,7 @@ func readStateMeta(d *decoder) *stateMeta {
 		k := d.utf()
 		m.options[k] = d.utf()
 	}
+	m.kindOf = m.kindFromOptions()
 	n = d.count("serializer", 2+4)
 	if n > maxOptions {
 		d.fail("state %q: %d serializers", m.name, n)

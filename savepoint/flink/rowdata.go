@@ -249,6 +249,9 @@ type rowSlab struct {
 	r2 []row2
 	r4 []row4
 	r8 []row8
+	// ints and txt back boxInt64 and text (slab.go).
+	ints []int64
+	txt  []byte
 }
 
 const slabRows = 64
@@ -328,7 +331,7 @@ func (c *fieldCodec) decodeSlot(seg []byte, base, slot, width int, slab *rowSlab
 	case rootSmallint:
 		return int64(int16(le.Uint16(seg[slot:]))), nil
 	case rootInteger, rootIntervalYearMonth:
-		return int64(int32(le.Uint32(seg[slot:]))), nil
+		return slab.boxInt64(int64(int32(le.Uint32(seg[slot:])))), nil
 	case rootDate:
 		return formatDate(int64(int32(le.Uint32(seg[slot:])))), nil
 	case rootTime:
@@ -336,7 +339,7 @@ func (c *fieldCodec) decodeSlot(seg []byte, base, slot, width int, slab *rowSlab
 	case rootFloat:
 		return float64(math.Float32frombits(le.Uint32(seg[slot:]))), nil
 	case rootBigint, rootIntervalDayTime:
-		return int64(le.Uint64(seg[slot:])), nil
+		return slab.boxInt64(int64(le.Uint64(seg[slot:]))), nil
 	case rootDouble:
 		return math.Float64frombits(le.Uint64(seg[slot:])), nil
 	case rootNull:
@@ -371,7 +374,7 @@ func (c *fieldCodec) decodeSlot(seg []byte, base, slot, width int, slab *rowSlab
 	}
 	switch c.root {
 	case rootChar, rootVarchar:
-		return string(b), nil
+		return slab.text(b), nil
 	case rootBinary, rootVarbinary:
 		return append([]byte(nil), b...), nil
 	case rootRow, rootStructured:

@@ -2,12 +2,13 @@ package flink
 
 import (
 	"bytes"
-	"errors"
-
 	"encoding/binary"
+	"errors"
 	"fmt"
-	"github.com/golang/snappy"
+	"hash/crc32"
 	"io"
+
+	"github.com/golang/snappy"
 	"iter"
 	"path/filepath"
 	"slices"
@@ -565,36 +566,85 @@ func sortedOffsets(offs ...[]int64) []int64 {
 	return slices.Compact(all)
 }
 
-var snappyReaders = sync.Pool{New: func() any { return snappy.NewReader(nil) }}
-
 var snappyStreamID = []byte{0xff, 0x06, 0x00, 0x00, 's', 'N', 'a', 'P', 'p', 'Y'}
 
 // maxDecompressed bounds what one compressed section may decompress to.
 const maxDecompressed = 1 << 30
 
-// unsnappy decompresses a section of Snappy's framing format, as xerial's
-// SnappyFramedOutputStream writes it (Flink's SnappyStreamCompressionDecorator).
-// A section that does not start with the stream identifier is a part of a
-// stream that Flink reads after a seek (operator state: one stream for the
-// whole file, each element starting a new chunk): it is read as if the
-// identifier preceded it.
+// unsnappy decompresses b: Snappy's framing format (xerial's
+// SnappyFramedOutputStream, which Flink's SnappyStreamCompressionDecorator
+// writes). A section that does not start with the stream identifier is a
+// part of a stream that Flink reads after a seek (operator state: one stream
+// for the whole file, each element starting a new chunk): its chunks are
+// read as they come.
 func unsnappy(b []byte, file string, at int64, what string) ([]byte, error) {
-	var src io.Reader = bytes.NewReader(b)
-	if !isSnappyFramed(b) {
-		src = io.MultiReader(bytes.NewReader(snappyStreamID), src)
+	return unsnappyInto(nil, b, file, at, what)
+}
+
+// unsnappyInto is unsnappy into dst's array when it is large enough (a scan
+// decompresses every key group into one buffer): each chunk is decoded in
+// place at the end of what is already out, and its checksum (the masked
+// CRC-32C of its uncompressed bytes) checked there.
+func unsnappyInto(dst, b []byte, file string, at int64, what string) ([]byte, error) {
+	bad := func(off int, format string, args ...any) error {
+		return &FormatError{File: file, Offset: at, Msg: fmt.Sprintf("%s: snappy: chunk at %d: %s", what, off, fmt.Sprintf(format, args...)), Err: ErrCorrupt}
 	}
-	// One reader per call would allocate its two 64 KiB buffers for every
-	// key group (FuzzMetadata: 11 MB for 21 KB of _metadata).
-	zr := snappyReaders.Get().(*snappy.Reader)
-	zr.Reset(src)
-	out, err := io.ReadAll(io.LimitReader(zr, maxDecompressed+1))
-	zr.Reset(nil)
-	snappyReaders.Put(zr)
-	if err != nil {
-		return nil, &FormatError{File: file, Offset: at, Msg: fmt.Sprintf("%s: snappy: %v", what, err), Err: ErrCorrupt}
-	}
-	if len(out) > maxDecompressed {
-		return nil, &FormatError{File: file, Offset: at, Msg: fmt.Sprintf("%s decompresses to more than %d bytes", what, maxDecompressed), Err: ErrUnsupported}
+	out := dst[:0]
+	for off := 0; off < len(b); {
+		if len(b)-off < 4 {
+			return nil, bad(off, "header cut short")
+		}
+		typ := b[off]
+		n := int(b[off+1]) | int(b[off+2])<<8 | int(b[off+3])<<16
+		p := off + 4
+		if n > len(b)-p {
+			return nil, bad(off, "%d bytes, %d left", n, len(b)-p)
+		}
+		chunk := b[p : p+n]
+		switch {
+		case typ == 0xff:
+			if string(chunk) != "sNaPpY" {
+				return nil, bad(off, "bad stream identifier")
+			}
+		case typ == 0x00 || typ == 0x01:
+			if n < 4 {
+				return nil, bad(off, "%d bytes, no checksum", n)
+			}
+			data := chunk[4:]
+			ulen := len(data)
+			if typ == 0x00 {
+				l, err := snappy.DecodedLen(data)
+				if err != nil {
+					return nil, bad(off, "%v", err)
+				}
+				ulen = l
+			}
+			if ulen > maxSnappyChunk {
+				return nil, bad(off, "%d bytes uncompressed (at most %d)", ulen, maxSnappyChunk)
+			}
+			start := len(out)
+			if start+ulen > maxDecompressed {
+				return nil, &FormatError{File: file, Offset: at, Msg: fmt.Sprintf("%s decompresses to more than %d bytes", what, maxDecompressed), Err: ErrUnsupported}
+			}
+			if typ == 0x00 {
+				out = slices.Grow(out, ulen)[:start+ulen]
+				got, err := snappy.Decode(out[start:], data)
+				if err != nil || len(got) != ulen || (ulen > 0 && &got[0] != &out[start]) {
+					return nil, bad(off, "does not decompress: %v", err)
+				}
+			} else {
+				out = append(out, data...)
+			}
+			sum := crc32.Checksum(out[start:], crcTable)
+			if masked := (sum>>15 | sum<<17) + 0xa282ead8; masked != binary.LittleEndian.Uint32(chunk) {
+				return nil, bad(off, "checksum mismatch")
+			}
+		case typ >= 0x80:
+			// padding (0xfe) and reserved skippable chunks
+		default:
+			return nil, bad(off, "reserved unskippable chunk type %#x", typ)
+		}
+		off = p + n
 	}
 	return out, nil
 }

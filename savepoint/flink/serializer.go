@@ -41,8 +41,8 @@ func (s *scalar) typeName() string      { return s.name }
 func (s *scalar) fixedLen() int         { return s.size }
 
 var (
-	longSer   = &scalar{"java.lang.Long", 8, func(d *decoder) any { return d.i64() }}
-	intSer    = &scalar{"java.lang.Integer", 4, func(d *decoder) any { return int64(d.i32()) }}
+	longSer   = &scalar{"java.lang.Long", 8, func(d *decoder) any { return d.slab.boxInt64(d.i64()) }}
+	intSer    = &scalar{"java.lang.Integer", 4, func(d *decoder) any { return d.slab.boxInt64(int64(d.i32())) }}
 	shortSer  = &scalar{"java.lang.Short", 2, func(d *decoder) any { return int64(int16(d.u16())) }}
 	byteSer   = &scalar{"java.lang.Byte", 1, func(d *decoder) any { return int64(int8(d.u8())) }}
 	doubleSer = &scalar{"java.lang.Double", 8, func(d *decoder) any { return d.f64() }}
@@ -442,7 +442,7 @@ func decodeWholeWith(d *decoder, s serializer, file string, base int64, b []byte
 	if _, ok := s.(*opaqueSer); ok {
 		return state.Hex(append([]byte(nil), b...)), nil
 	}
-	*d = decoder{b: b, base: base, file: file, slab: d.slab}
+	d.reset(b, base, file, d.slab)
 	v := s.decode(d)
 	if d.err != nil {
 		if isUnknownSerializer(d.err) {

@@ -162,6 +162,14 @@ func synthMetadata(o synthOptions, file []byte, offsets []int64) []byte {
 // writeSynthetic writes a synthetic savepoint into a new directory.
 func writeSynthetic(tb testing.TB, o synthOptions) string {
 	tb.Helper()
+	dir, _ := writeSyntheticOffsets(tb, o)
+	return dir
+}
+
+// writeSyntheticOffsets is writeSynthetic that also returns the key-group
+// offsets written into the keyed file.
+func writeSyntheticOffsets(tb testing.TB, o synthOptions) (string, []int64) {
+	tb.Helper()
 	if o.fileName == "" {
 		o.fileName = "keyed-0"
 	}
@@ -178,7 +186,7 @@ func writeSynthetic(tb testing.TB, o synthOptions) string {
 	if err := os.WriteFile(filepath.Join(dir, "_metadata"), synthMetadata(o, file, offsets), 0o644); err != nil {
 		tb.Fatal(err)
 	}
-	return dir
+	return dir, offsets
 }
 
 func TestSynthetic(t *testing.T) {
