@@ -208,8 +208,14 @@ func (m *rowMaker) unit(s *Savepoint, u scanUnit) ([]state.KeyedRow, error) {
 	var e state.Entry
 	// fast is the prefilter the reader may apply itself to the entries
 	// that continue the last one returned (its state): set when nothing
-	// else decides whether a row of that state is kept.
+	// else decides whether a row of that state is kept. It starts as the
+	// one of the state the last unit ended in: the section's first entry
+	// comes back whatever the filter says (it starts a block), and a state
+	// other than m.state resets it below.
 	var fast func(key, value []byte, kg int) bool
+	if u.op == m.op && !m.skip && m.keys == nil {
+		fast = m.pre
+	}
 	for {
 		ok, err := sr.ReadFiltered(&e, fast)
 		if err != nil {
