@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -435,10 +436,18 @@ func (i *inspectCmd) Run(e *env) error {
 		if status == "" {
 			status = "ok"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", m.OperatorName, m.StateName, m.Scope, m.Kind,
-			dash(m.KeyType), dash(m.NamespaceType), dash(m.UserKeyType), dash(m.ValueType), m.Entries, m.Bytes, status)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.OperatorName, m.StateName, m.Scope, m.Kind,
+			dash(m.KeyType), dash(m.NamespaceType), dash(m.UserKeyType), dash(m.ValueType), figure(m.Entries, m.EntriesUnknown), figure(m.Bytes, m.BytesUnknown), status)
 	}
 	return w.Flush()
+}
+
+// figure is an entry or byte count, "-" where the reader does not know it.
+func figure(n int64, unknown bool) string {
+	if unknown {
+		return "-"
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 func dash(s string) string {

@@ -76,10 +76,19 @@ var metaTable = &table{name: "state_meta", kind: tableMeta, cols: []column{
 	{"namespace_type", tString, func(r *srcRow) any { return nilIfEmpty(r.meta.NamespaceType) }, nil},
 	{"user_key_type", tString, func(r *srcRow) any { return nilIfEmpty(r.meta.UserKeyType) }, nil},
 	{"value_type", tString, func(r *srcRow) any { return nilIfEmpty(r.meta.ValueType) }, nil},
-	{"entries", tInt, func(r *srcRow) any { return r.meta.Entries }, nil},
-	{"bytes", tInt, func(r *srcRow) any { return r.meta.Bytes }, nil},
+	{"entries", tInt, func(r *srcRow) any { return knownOrNull(r.meta.Entries, r.meta.EntriesUnknown) }, nil},
+	{"bytes", tInt, func(r *srcRow) any { return knownOrNull(r.meta.Bytes, r.meta.BytesUnknown) }, nil},
 	{"status", tString, func(r *srcRow) any { return statusText(r.meta.Status) }, func(r *srcRow) string { return statusText(r.meta.Status) }},
 }}
+
+// knownOrNull is a figure of state_meta, NULL where its reader does not
+// know it (entries and bytes of large Flink savepoints).
+func knownOrNull(n int64, unknown bool) any {
+	if unknown {
+		return nil
+	}
+	return n
+}
 
 // statusText is the status column: ok, or why the state cannot be read.
 func statusText(s string) string {

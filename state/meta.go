@@ -124,9 +124,17 @@ type StateMeta struct {
 	UserKeyType   string `json:"user_key_type,omitempty"`
 	ValueType     string `json:"value_type,omitempty"`
 	// Entries and Bytes are filled in by snapshots and catalogs; zero while
-	// a state is only declared.
+	// a state is only declared. Entries counts the state's rows (a list's
+	// elements, a map's entries, timers); Bytes is the size of its entries
+	// as the snapshot encodes them (key and value bytes, uncompressed).
 	Entries int64 `json:"entries"`
 	Bytes   int64 `json:"bytes"`
+	// EntriesUnknown and BytesUnknown say that a reader does not know the
+	// figure (a Flink savepoint too large to count when listed, a state it
+	// cannot read): Entries or Bytes is then 0 and means nothing; the query
+	// table state_meta shows NULL.
+	EntriesUnknown bool `json:"-"`
+	BytesUnknown   bool `json:"-"`
 	// Status is empty when the state can be read, else why it cannot (an
 	// unknown serializer, an unsupported layout): such a state is listed,
 	// never silently left out, and queries that need it fail.

@@ -19,6 +19,10 @@ type entry struct {
 	userKey   any
 	value     any
 	timestamp int64 // timers
+	// size is the bytes of the pair or heap entry this entry is the first
+	// of (key and value as written, uncompressed), 0 for the others: what
+	// StateMeta.Bytes adds up. Not known for changelog entries.
+	size int64
 }
 
 // keyedFile is one subtask's keyed state file with its header.
@@ -381,8 +385,10 @@ func (r *kgReader) wanted(m *stateMeta, fp *fastPair) (bool, *fastPair) {
 // pair decodes one wanted pair and yields its entries: by the fast path
 // when it has one and the bytes fit it, else by decodeOne.
 func (r *kgReader) pair(at int64, m *stateMeta, fast *fastPair, key, value []byte) error {
+	size := int64(len(key) + len(value))
 	if fast != nil {
 		if e, ok := fast.decode(r, m, key, value); ok {
+			e.size = size
 			if (r.keep == nil || r.keep(e.key)) && !r.yield(e, nil) {
 				return errStopped
 			}
@@ -393,10 +399,14 @@ func (r *kgReader) pair(at int64, m *stateMeta, fast *fastPair, key, value []byt
 	if err != nil {
 		return err
 	}
+	e.size = size
 	if ok && !r.yield(e, nil) {
 		return errStopped
 	}
-	for _, x := range list {
+	for i, x := range list {
+		if i == 0 {
+			x.size = size
+		}
 		if !r.yield(x, nil) {
 			return errStopped
 		}
@@ -448,9 +458,14 @@ func (r *kgReader) readCanonical(b []byte) error {
 // entry per element.
 func (r *kgReader) decodePair(at int64, m *stateMeta, key, value []byte) ([]entry, error) {
 	e, list, ok, err := r.decodeOne(at, m, key, value)
+	size := int64(len(key) + len(value))
 	if list != nil || err != nil || !ok {
+		if len(list) > 0 {
+			list[0].size = size
+		}
 		return list, err
 	}
+	e.size = size
 	return r.one(e), nil
 }
 
@@ -631,6 +646,7 @@ func (r *kgReader) readNative(b []byte) error {
 		}
 		for range n {
 			e := entry{meta: m, keyGroup: r.kg}
+			start := d.off
 			var vals []entry
 			if m.backendType == backendPriorityQueue {
 				ts, ok := m.value.(*timerSer)
@@ -652,6 +668,9 @@ func (r *kgReader) readNative(b []byte) error {
 			}
 			if !r.want(m) {
 				continue
+			}
+			if len(vals) > 0 {
+				vals[0].size = int64(d.off - start)
 			}
 			for _, x := range vals {
 				if !r.yield(x, nil) {

@@ -7,13 +7,12 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-
-	"github.com/golang/snappy"
-	"iter"
 	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/golang/snappy"
 
 	"streamdbg/state"
 )
@@ -416,61 +415,236 @@ func (h *keyedHeader) stateStatusErr(i int, native bool) error {
 }
 
 // countBudget bounds the keyed rows read to count entries: a small
-// savepoint gets exact counts in its StateMeta, a large one keeps 0
-// (unknown) rather than being read whole just to be listed.
+// savepoint gets exact counts in its StateMeta, a large one's stay unknown
+// (NULL in state_meta) rather than being read whole just to be listed.
 const countBudget = 200_000
 
-// countKeyed fills in the entry counts of keyed states (and broadcast maps)
-// when the whole savepoint holds at most countBudget such rows.
+// operatorBytesBudget bounds the compressed operator state read to tell
+// its uncompressed size when listed (uncompressed sizes need no read).
+const operatorBytesBudget = 16 << 20
+
+// stateTally is what counting found of one state.
+type stateTally struct {
+	entries, bytes int64
+	// failed: a file of the state could not be read to its end;
+	// unsized: some of its entries' bytes are not known (changelog).
+	failed, unsized bool
+}
+
+// countKeyed fills in the entries and bytes of keyed states (timers
+// included: their rows are the timers) and of broadcast states when the
+// whole savepoint holds at most countBudget such rows, and the bytes of
+// operator list states. What is not known (too large, a state or file
+// that cannot be read, bytes of replayed changelog entries) is marked
+// unknown; a state no subtask has rows of is known empty.
 func (sp *Savepoint) countKeyed() {
 	sp.mu.Lock()
 	metas := slices.Clone(sp.metas)
 	sp.mu.Unlock()
-	counts := make([]int64, len(metas))
-	budget := countBudget
+	index := map[stateID]int{}
 	for i, m := range metas {
-		var rows iter.Seq2[struct{}, error]
-		switch {
-		case m.Scope == state.ScopeKeyed:
-			rows = func(yield func(struct{}, error) bool) {
-				for _, err := range sp.Keyed(state.KeyedScan{OperatorID: m.OperatorID, StateName: m.StateName}) {
-					if !yield(struct{}{}, err) {
-						return
-					}
-				}
-			}
-		case m.Kind == state.KindBroadcast:
-			rows = func(yield func(struct{}, error) bool) {
-				for _, err := range sp.OperatorState(state.OperatorScan{OperatorID: m.OperatorID, StateName: m.StateName}) {
-					if !yield(struct{}{}, err) {
-						return
-					}
-				}
-			}
-		default:
-			continue
+		index[stateID{m.OperatorID, m.StateName}] = i
+	}
+	tally := make([]stateTally, len(metas))
+	budget := countBudget
+	counted := true // within budget
+	// add counts an entry of a state; false when the budget is spent.
+	add := func(op, name string, size int64, sized bool) bool {
+		if i, ok := index[stateID{op, name}]; ok {
+			tally[i].entries++
+			tally[i].bytes += size
+			tally[i].unsized = tally[i].unsized || !sized
 		}
-		if m.Status != "" {
-			continue
-		}
-		for _, err := range rows {
-			if err != nil {
-				counts[i] = 0 // unreadable: unknown
-				break
-			}
-			counts[i]++
-			if budget--; budget < 0 {
-				return // too large to count on listing
+		budget--
+		return budget >= 0
+	}
+	failAll := func(op string, keyed bool) {
+		for i, m := range metas {
+			if m.OperatorID == op && (m.Scope == state.ScopeKeyed) == keyed {
+				tally[i].failed = true
 			}
 		}
 	}
+count:
+	for _, op := range sp.md.operators {
+		for _, st := range op.subtasks {
+			if st.keyed != nil {
+				f := keyedFile{op: op, subtask: st.index, handle: st.keyed, header: sp.keyedHeaderOf(op, st.keyed)}
+				if f.header.key != nil {
+					ok := f.readable()
+					sized := f.handle.changelog == nil
+					for e, err := range sp.entries(f, nil, func(m *stateMeta) bool { return ok[m.index] }) {
+						if err != nil {
+							failAll(op.id, true)
+							break
+						}
+						if !add(op.id, e.meta.name, e.size, sized) {
+							counted = false
+							break count
+						}
+					}
+				}
+			}
+			if st.rawKeyedHandle != nil {
+				if lt := sp.legacyTimersOf(st.rawKeyedHandle); lt.err == nil {
+					for e, err := range sp.legacyTimerEntries(st.rawKeyedHandle, len(st.rawKeyedHandle.offsets), nil) {
+						if err != nil {
+							failAll(op.id, true)
+							break
+						}
+						if e.services != nil || e.service >= len(lt.services) {
+							continue
+						}
+						domain := "processing"
+						if e.event {
+							domain = "event"
+						}
+						if !add(op.id, "_timer_state/"+domain+"_"+lt.services[e.service].name, 0, false) {
+							counted = false
+							break count
+						}
+					}
+				}
+			}
+		}
+	}
+	// Broadcast states: their rows are the map's entries.
+	for i, m := range metas {
+		if !counted || m.Kind != state.KindBroadcast || m.Status != "" {
+			continue
+		}
+		for r, err := range sp.OperatorState(state.OperatorScan{OperatorID: m.OperatorID, StateName: m.StateName}) {
+			if err != nil {
+				tally[i].failed = true
+				break
+			}
+			if r.StateName != m.StateName {
+				continue
+			}
+			tally[i].entries++
+			if budget--; budget < 0 {
+				counted = false
+				break
+			}
+		}
+	}
+	opBytes := sp.operatorBytes(index)
+
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	for i := range sp.metas {
-		if counts[i] > 0 {
-			sp.metas[i].Entries = counts[i]
+		m := &sp.metas[i]
+		t := tally[i]
+		switch {
+		case m.Scope == state.ScopeKeyed || m.Kind == state.KindBroadcast:
+			known := counted && !t.failed && m.Status == "" && m.Kind != state.KindUnknown
+			m.EntriesUnknown, m.BytesUnknown = !known, !known || t.unsized
+			if known {
+				m.Entries = t.entries
+				if !t.unsized {
+					m.Bytes = t.bytes
+				}
+			}
+			if m.Kind == state.KindBroadcast {
+				// Its bytes are the elements' (operatorBytes).
+				m.BytesUnknown = true
+				if b, ok := opBytes[i]; ok {
+					m.Bytes, m.BytesUnknown = b, false
+				}
+			}
+		default: // operator list states: entries from _metadata
+			m.EntriesUnknown = m.Status != "" || m.Kind == state.KindUnknown
+			m.BytesUnknown = true
+			if b, ok := opBytes[i]; ok && m.Status == "" {
+				m.Bytes, m.BytesUnknown = b, false
+			}
+		}
+		if m.EntriesUnknown {
+			m.Entries = 0
+		}
+		if m.BytesUnknown {
+			m.Bytes = 0
 		}
 	}
+}
+
+// stateID names a state: its operator's id and its name.
+type stateID struct{ op, state string }
+
+// operatorBytes is the bytes of each operator state's elements (by index in
+// the metas), uncompressed: the ranges between the offsets _metadata lists,
+// decompressed when the file is compressed (within operatorBytesBudget).
+// A state missing from the result has a file that could not be read.
+func (sp *Savepoint) operatorBytes(index map[stateID]int) map[int]int64 {
+	out := map[int]int64{}
+	failed := map[int]bool{}
+	budget := int64(operatorBytesBudget)
+	for _, op := range sp.md.operators {
+		for _, st := range op.subtasks {
+			h := st.operatorState
+			if h == nil {
+				continue
+			}
+			fail := func() {
+				for _, s := range h.states {
+					if i, ok := index[stateID{op.id, s.name}]; ok {
+						failed[i] = true
+					}
+				}
+			}
+			oh := sp.operatorHeaderOf(op, h)
+			sec, c, err := h.stream.open()
+			if err != nil || oh.err != nil && len(oh.states) == 0 {
+				if err == nil {
+					c.Close()
+				}
+				fail()
+				continue
+			}
+			var all [][]int64
+			for _, s := range h.states {
+				all = append(all, s.offsets)
+			}
+			sorted := sortedOffsets(all...)
+			for _, s := range h.states {
+				i, ok := index[stateID{op.id, s.name}]
+				if !ok {
+					continue
+				}
+				var n int64
+				for _, off := range s.offsets {
+					end := sectionEnd(sorted, off, sec.size())
+					if end < off {
+						failed[i] = true
+						break
+					}
+					if !oh.compressed {
+						n += end - off
+						continue
+					}
+					if budget -= end - off; budget < 0 {
+						failed[i] = true
+						break
+					}
+					b, err := sp.readSection(sec, off, end)
+					if err == nil {
+						b, err = unsnappy(b, sec.name(), off, "operator state "+s.name)
+					}
+					if err != nil {
+						failed[i] = true
+						break
+					}
+					n += int64(len(b))
+				}
+				out[i] += n
+			}
+			c.Close()
+		}
+	}
+	for i := range failed {
+		delete(out, i)
+	}
+	return out
 }
 
 func typeOf(s serializer) string {
