@@ -468,7 +468,7 @@ func writeKeyedTo(f vfs.File, sub SubtaskSnapshot, stats *stateStats, version in
 				}
 				cur = e.State
 			}
-			if err := sw.Write(e); err != nil {
+			if err := sw.WriteEntry(&e); err != nil {
 				return nil, err
 			}
 			m.Entries++
