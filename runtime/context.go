@@ -68,7 +68,9 @@ func (c *OperatorContext) KeyedTable(d state.StateDesc) (state.Table, error) {
 	}
 	c.inst.tables[d.Meta.StateName] = t
 	if c.exec.opts.Trace {
-		t = &tracedTable{Table: t, inst: c.inst, exec: c.exec}
+		tt := &tracedTable{Table: t, inst: c.inst, exec: c.exec}
+		tt.tagger, _ = t.(state.EntryTagger)
+		t = tt
 	}
 	if two := c.inst.info.node.two; two != nil && two.broadcast >= 0 {
 		t = &keyGuard{Table: t, inst: c.inst}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"slices"
+	"sync/atomic"
 )
 
 // The light trace. A traced executor records every step, emission, output,
@@ -34,7 +35,8 @@ type LightEntry struct {
 	// Key, Namespace and UserKey are display values (as TraceEvent's).
 	Key, Namespace, UserKey any
 	// Data is the light trace's reader's own: the session keeps its
-	// record of the entry here.
+	// record of the entry here (or makes the entry inside its record:
+	// StartLight's newEntry).
 	Data any
 }
 
@@ -79,15 +81,23 @@ type light struct {
 	outputs int64
 	keep    int
 	rings   []outputRing
+	// newEntry makes a LightEntry (StartLight).
+	newEntry func() *LightEntry
 }
 
 // StartLight puts a traced executor (Options.Trace) in light mode (see
 // LightTrace), keeping the last keepOutputs records of every sink subtask
 // for LightOutputs. It is meant for the time between source events: take
 // the trace first (TakeTrace), since light mode records no TraceEvents.
-func (e *Executor) StartLight(keepOutputs int) {
+// newEntry, when not nil, makes the zero LightEntry of an entry written
+// for the first time (a reader can keep its own record of the entry in
+// the same allocation); its fields are filled in after.
+func (e *Executor) StartLight(keepOutputs int, newEntry func() *LightEntry) {
 	if e.light == nil {
-		e.light = &light{saved: e.trace, steps: e.steps, keep: max(keepOutputs, 0)}
+		if newEntry == nil {
+			newEntry = func() *LightEntry { return new(LightEntry) }
+		}
+		e.light = &light{saved: e.trace, steps: e.steps, keep: max(keepOutputs, 0), newEntry: newEntry}
 		e.trace = nil
 	}
 }
@@ -196,9 +206,39 @@ func (r *outRing[T]) appendKept(dst []LightOutput, after int64) []LightOutput {
 	return dst
 }
 
+// lightTable is a traced table's LightEntries: entries[i] is tagged
+// gen<<32 | i in a table that keeps tags (state.EntryTagger), and found by
+// its bytes (key, namespace, user key) in index. gen is unique in the
+// process, so a tag another table or an earlier generation left in an
+// entry is never taken for one of these.
+type lightTable struct {
+	gen     uint64
+	entries []*LightEntry
+	index   map[string]int32
+}
+
+// maxLightEntries bounds the entries a traced table keeps for light runs:
+// beyond it they start over (a new generation; a write of an entry makes
+// it again), so that a run over more keys than that keeps no record per
+// key (a variable for tests).
+var maxLightEntries = 1 << 18
+
+var lightGens atomic.Uint64
+
 // lightWrite records a state write in light mode, as record would trace it.
 func (t *tracedTable) lightWrite(l *light, ns, uk []byte, old any, hadOld bool, nw any, cleared bool) {
 	l.cur.Events++
+	lt := &t.light
+	var tag *uint64
+	if uk == nil && t.tagger != nil {
+		tag = t.tagger.EntryTag(ns)
+		if tag != nil && *tag>>32 == lt.gen && lt.gen != 0 {
+			if i := int(uint32(*tag)); i < len(lt.entries) {
+				l.cur.Writes = append(l.cur.Writes, LightWrite{Entry: lt.entries[i], Old: dyn(old), HadOld: hadOld, New: dyn(nw), Cleared: cleared})
+				return
+			}
+		}
+	}
 	key, kg := t.inst.keyed.CurrentKey()
 	b := binary.AppendUvarint(t.scratch[:0], uint64(len(key)))
 	b = append(b, key...)
@@ -209,15 +249,24 @@ func (t *tracedTable) lightWrite(l *light, ns, uk []byte, old any, hadOld bool, 
 		b = append(b, uk...)
 	}
 	t.scratch = b
-	ent := t.interned[string(b)]
-	if ent == nil {
-		ev := t.describe(key, kg, ns, uk)
-		ent = &LightEntry{Operator: ev.Operator, Subtask: ev.Subtask, State: ev.State, KeyGroup: kg,
-			Key: ev.Key, Namespace: ev.Namespace, UserKey: ev.UserKey}
-		if t.interned == nil {
-			t.interned = map[string]*LightEntry{}
+	i, ok := lt.index[string(b)]
+	if !ok || lt.gen == 0 {
+		if lt.gen == 0 || len(lt.entries) >= maxLightEntries {
+			*lt = lightTable{index: map[string]int32{}}
+			for lt.gen == 0 {
+				lt.gen = lightGens.Add(1) & (1<<32 - 1)
+			}
 		}
-		t.interned[string(b)] = ent
+		ev := t.describe(key, kg, ns, uk)
+		ent := l.newEntry()
+		ent.Operator, ent.Subtask, ent.State, ent.KeyGroup = ev.Operator, ev.Subtask, ev.State, kg
+		ent.Key, ent.Namespace, ent.UserKey = ev.Key, ev.Namespace, ev.UserKey
+		i = int32(len(lt.entries))
+		lt.entries = append(lt.entries, ent)
+		lt.index[string(b)] = i
 	}
-	l.cur.Writes = append(l.cur.Writes, LightWrite{Entry: ent, Old: dyn(old), HadOld: hadOld, New: dyn(nw), Cleared: cleared})
+	if tag != nil {
+		*tag = lt.gen<<32 | uint64(i)
+	}
+	l.cur.Writes = append(l.cur.Writes, LightWrite{Entry: lt.entries[i], Old: dyn(old), HadOld: hadOld, New: dyn(nw), Cleared: cleared})
 }

@@ -184,9 +184,11 @@ type tracedTable struct {
 	state.Table
 	inst *opInstance
 	exec *Executor
-	// interned and scratch serve the light trace (light.go).
-	interned map[string]*LightEntry
-	scratch  []byte
+	// light, tagger and scratch serve the light trace (light.go); tagger
+	// is Table when it keeps tags.
+	light   lightTable
+	tagger  state.EntryTagger
+	scratch []byte
 }
 
 func (t *tracedTable) record(ns, uk []byte, old any, hadOld bool, nw any, cleared bool) {

@@ -99,6 +99,19 @@ type Table interface {
 	MergeNamespaces(target []byte, sources [][]byte) error
 }
 
+// EntryTagger is a Table that keeps a tag beside each entry of value,
+// reducing and aggregating state, for a layer above it: the debugger's
+// light trace keeps the number of its record of the entry there, so that
+// a write finds it without a lookup of its own. EntryTag returns the tag
+// of the current key's entry under ns, nil when there is no such entry (or
+// the table keeps no tags for its kind); a new entry's tag is 0. A tag
+// lives as long as its entry: a rolled back entry has its tag again, a
+// cleared one loses it. Tags are not state: snapshots, savepoints and
+// Entries never see them.
+type EntryTagger interface {
+	EntryTag(ns []byte) *uint64
+}
+
 // Timer is a timer of one key and namespace at an epoch-millisecond time.
 type Timer struct {
 	Timestamp int64

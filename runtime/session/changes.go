@@ -62,8 +62,14 @@ const (
 
 // history is the revisions of the entries written in this session.
 type history struct {
-	byID  map[EntryID]*histEntry
-	order []*histEntry // entries by first write, for forgetting the oldest
+	// byID finds an entry's history. A forgotten entry stays in it (gone,
+	// without revisions) until gone ones outnumber the rest thrice, so
+	// that a later write takes it back without a lookup (light runs keep
+	// it by pointer) and forgetting costs no map deletion.
+	byID map[EntryID]*histEntry
+	// goneIn counts the gone entries in byID.
+	goneIn int
+	order  []*histEntry // entries by first write, for forgetting the oldest
 	// log is the recent writes in order, so that going back undoes the
 	// writes after the target without visiting every entry.
 	log []logged
@@ -71,12 +77,14 @@ type history struct {
 
 // histEntry is one entry's history. A write names it by pointer (a light
 // trace's entry keeps it), so that it needs no EntryID lookup; gone marks
-// one forgotten (HistoryEntries), which a later write replaces.
+// one forgotten (HistoryEntries): a later write of the entry starts its
+// history again, in this histEntry when it is still in byID (indexed).
 type histEntry struct {
 	id      EntryID
 	revs    []Revision
 	trimmed int // revisions forgotten (HistoryPerEntry)
 	gone    bool
+	indexed bool // byID[id] is this entry
 }
 
 type logged struct {
@@ -84,30 +92,82 @@ type logged struct {
 	e   *histEntry
 }
 
+// historyGoneMax bounds the gone entries byID keeps (a variable for
+// tests).
+var historyGoneMax = 3 * HistoryEntries
+
 // historyLog bounds the writes the log keeps; going back further than
 // it reaches visits every entry instead.
 const historyLog = 4 * HistoryEntries
 
 // entry returns the history of id, making it (and forgetting the oldest
 // entry beyond HistoryEntries) when there is none.
-func (h *history) entry(id EntryID) *histEntry {
+func (h *history) entry(id EntryID) *histEntry { return h.entryIn(id, nil) }
+
+// entryIn is entry, making a new history in spare when it is not nil.
+func (h *history) entryIn(id EntryID, spare *histEntry) *histEntry {
 	if he := h.byID[id]; he != nil {
+		if he.gone {
+			h.revive(he)
+		}
 		return he
 	}
 	if h.byID == nil {
 		h.byID = map[EntryID]*histEntry{}
 	}
-	he := &histEntry{id: id}
-	h.byID[id] = he
-	h.order = append(h.order, he)
-	if len(h.order) > HistoryEntries {
-		old := h.order[0]
-		h.order[0] = nil
-		h.order = h.order[1:]
-		delete(h.byID, old.id)
-		old.gone = true
+	he := spare
+	if he == nil {
+		he = &histEntry{}
 	}
+	*he = histEntry{id: id, indexed: true}
+	h.byID[id] = he
+	h.appendOrder(he)
 	return he
+}
+
+// use returns the history to add a write of he's entry to: he itself,
+// taken back if it was forgotten, or (he no longer indexed) the entry's
+// history in byID.
+func (h *history) use(he *histEntry) *histEntry {
+	if !he.gone {
+		return he
+	}
+	if he.indexed {
+		h.revive(he)
+		return he
+	}
+	return h.entry(he.id)
+}
+
+// revive starts the history of a gone entry of byID again: it is the
+// newest entry.
+func (h *history) revive(he *histEntry) {
+	he.gone, he.revs, he.trimmed = false, nil, 0
+	h.goneIn--
+	h.appendOrder(he)
+}
+
+// appendOrder makes he the newest entry, forgetting the oldest beyond
+// HistoryEntries.
+func (h *history) appendOrder(he *histEntry) {
+	h.order = append(h.order, he)
+	if len(h.order) <= HistoryEntries {
+		return
+	}
+	old := h.order[0]
+	h.order[0] = nil
+	h.order = h.order[1:]
+	old.gone, old.revs, old.trimmed = true, nil, 0
+	h.goneIn++
+	if h.goneIn > historyGoneMax {
+		for id, e := range h.byID {
+			if e.gone {
+				delete(h.byID, id)
+				e.indexed = false
+			}
+		}
+		h.goneIn = 0
+	}
 }
 
 func (h *history) add(id EntryID, r Revision) { h.addTo(h.entry(id), r) }
@@ -119,6 +179,9 @@ func (h *history) addTo(he *histEntry, r Revision) {
 		he.revs[n] = Revision{}
 		he.revs = he.revs[:n]
 		he.trimmed++
+	}
+	if he.revs == nil {
+		he.revs = make([]Revision, 0, 4) // most entries are written a few times
 	}
 	he.revs = append(he.revs, r)
 	if len(h.log) >= 2*historyLog {
@@ -165,7 +228,7 @@ func (h *history) truncate(pos int64) {
 		}
 		if n == 0 {
 			delete(h.byID, he.id)
-			he.gone = true
+			he.gone, he.indexed, he.revs, he.trimmed = true, false, nil, 0
 			continue
 		}
 		he.revs = he.revs[:n]
@@ -176,8 +239,8 @@ func (h *history) truncate(pos int64) {
 }
 
 func (h *history) reset() {
-	for _, he := range h.order {
-		he.gone = true
+	for _, he := range h.byID {
+		he.gone, he.indexed = true, false
 	}
 	*h = history{}
 }
@@ -186,7 +249,7 @@ func (h *history) reset() {
 // and how many older ones were forgotten (HistoryPerEntry).
 func (s *Session) History(id EntryID) (revs []Revision, forgotten int) {
 	he := s.hist.byID[id]
-	if he == nil || len(he.revs) == 0 {
+	if he == nil || he.gone || len(he.revs) == 0 {
 		return nil, 0
 	}
 	return append([]Revision(nil), he.revs...), he.trimmed

@@ -52,13 +52,26 @@ type anchorCP struct {
 	events int64
 }
 
-// lightEntry is the session's record of a runtime.LightEntry (its Data).
+// lightEntry is the session's record of a runtime.LightEntry (its Data),
+// made with it (newLightEntry): one allocation, and the record is at hand
+// when the entry is.
 type lightEntry struct {
-	id EntryID
-	he *histEntry
+	entry runtime.LightEntry
+	ready bool // id is set
+	id    EntryID
+	he    *histEntry
+	// own is he when the entry's history began with the light run (one
+	// allocation for both).
+	own histEntry
 	// gen is the command whose change index ch is (-1: none, dropped).
 	gen uint64
 	ch  int32
+}
+
+func newLightEntry() *runtime.LightEntry {
+	le := &lightEntry{}
+	le.entry.Data = le
+	return &le.entry
 }
 
 // mayGoLight reports whether a command of the given kind may switch to a
@@ -86,7 +99,7 @@ func (c *collector) afterRecord(before *runtime.Checkpoint, may bool) {
 		c.events, c.trunc = nil, 0
 		s.pin(taken)
 		c.light.outSeq = s.outSeq
-		s.exec.StartLight(2 * s.opts.OutputLimit) // as many as the outputs buffer holds
+		s.exec.StartLight(2*s.opts.OutputLimit, newLightEntry) // as many outputs as the buffer holds
 		return
 	}
 	if taken != nil {
@@ -116,14 +129,15 @@ func (c *collector) takeLight() {
 	s.outSeq += lt.Outputs
 	for i := range lt.Writes {
 		w := &lt.Writes[i]
-		le, _ := w.Entry.Data.(*lightEntry)
-		if le == nil {
+		le := w.Entry.Data.(*lightEntry)
+		if !le.ready {
 			e := w.Entry
-			le = &lightEntry{id: Entry(e.Operator, e.Subtask, e.State, e.Key, e.Namespace, e.UserKey)}
-			w.Entry.Data = le
+			le.id, le.ready = Entry(e.Operator, e.Subtask, e.State, e.Key, e.Namespace, e.UserKey), true
 		}
-		if le.he == nil || le.he.gone {
-			le.he = s.hist.entry(le.id)
+		if le.he == nil {
+			le.he = s.hist.entryIn(le.id, &le.own)
+		} else if le.he.gone {
+			le.he = s.hist.use(le.he)
 		}
 		s.hist.addTo(le.he, Revision{Position: pos, Old: w.Old, New: w.New, HadOld: w.HadOld, Cleared: w.Cleared})
 		c.changeLight(le, w)

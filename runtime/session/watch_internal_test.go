@@ -1,6 +1,8 @@
 package session
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"streamdbg/fixtures"
@@ -58,5 +60,131 @@ func TestHistoryTruncate(t *testing.T) {
 	h.truncate(2)
 	if len(h.revisions(a)) != 0 || len(h.revisions(b)) != 1 {
 		t.Fatalf("full truncate: a %v b %v", h.revisions(a), h.revisions(b))
+	}
+}
+
+// refHistory is the history's rules written plainly: entries by first
+// write, the oldest beyond HistoryEntries forgotten (a later write starts
+// it again as the newest), the last HistoryPerEntry revisions of each.
+type refHistory struct {
+	order   []EntryID
+	revs    map[EntryID][]Revision
+	trimmed map[EntryID]int
+}
+
+func (r *refHistory) add(id EntryID, rev Revision) {
+	if r.revs == nil {
+		r.revs, r.trimmed = map[EntryID][]Revision{}, map[EntryID]int{}
+	}
+	if _, ok := r.revs[id]; !ok {
+		r.order = append(r.order, id)
+		r.revs[id] = []Revision{}
+		if len(r.order) > HistoryEntries {
+			delete(r.revs, r.order[0])
+			delete(r.trimmed, r.order[0])
+			r.order = r.order[1:]
+		}
+	}
+	revs := r.revs[id]
+	if len(revs) == HistoryPerEntry {
+		revs = revs[1:]
+		r.trimmed[id]++
+	}
+	r.revs[id] = append(append([]Revision(nil), revs...), rev)
+}
+
+// truncate drops the revisions after pos; entries keep their place (the
+// log's way, which is what a back within the log does).
+func (r *refHistory) truncate(pos int64) {
+	for id, revs := range r.revs {
+		n := len(revs)
+		for n > 0 && revs[n-1].Position > pos {
+			n--
+		}
+		r.revs[id] = revs[:n]
+	}
+}
+
+// TestHistoryForgetsAndTakesBack drives the history through the session's
+// two ways in (by EntryID, as a traced step writes, and by a kept pointer,
+// as a light run writes) over more entries than it keeps, with backs, and
+// compares every entry's history and the order with refHistory.
+func TestHistoryForgetsAndTakesBack(t *testing.T) {
+	for _, goneMax := range []int{historyGoneMax, 1000} {
+		t.Run(fmt.Sprintf("gone-max-%d", goneMax), func(t *testing.T) {
+			defer func(n int) { historyGoneMax = n }(historyGoneMax)
+			historyGoneMax = goneMax
+			testHistoryForgetsAndTakesBack(t)
+		})
+	}
+}
+
+func testHistoryForgetsAndTakesBack(t *testing.T) {
+	rng := rand.New(rand.NewPCG(22, 1))
+	var h history
+	var ref refHistory
+	const keys = 3 * HistoryEntries / 2
+	ids := make([]EntryID, keys)
+	kept := make([]*histEntry, keys) // a light run's pointers
+	for i := range ids {
+		ids[i] = EntryID{Operator: "count", State: "n", Key: fmt.Sprint(i)}
+	}
+	pos := int64(0)
+	check := func(when string) {
+		t.Helper()
+		if len(h.order) != len(ref.order) {
+			t.Fatalf("%s: %d entries, want %d", when, len(h.order), len(ref.order))
+		}
+		for i, he := range h.order {
+			if he.id != ref.order[i] || he.gone {
+				t.Fatalf("%s: entry %d is %v (gone %v), want %v", when, i, he.id, he.gone, ref.order[i])
+			}
+		}
+		for _, id := range ids {
+			got := h.revisions(id)
+			want := ref.revs[id]
+			if len(got) != len(want) {
+				t.Fatalf("%s: %v has %d revisions, want %d", when, id, len(got), len(want))
+			}
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("%s: %v revision %d is %+v, want %+v", when, id, i, got[i], want[i])
+				}
+			}
+			if he := h.byID[id]; he != nil && !he.gone && he.trimmed != ref.trimmed[id] {
+				t.Fatalf("%s: %v forgot %d revisions, want %d", when, id, he.trimmed, ref.trimmed[id])
+			}
+		}
+	}
+	for round := range 4 {
+		for range 40_000 {
+			pos++
+			// Hot keys (often rewritten, past HistoryPerEntry) and the
+			// whole range (forgotten and written again).
+			k := rng.IntN(keys)
+			if rng.IntN(4) == 0 {
+				k = rng.IntN(20)
+			}
+			rev := Revision{Position: pos, New: pos, HadOld: true}
+			if rng.IntN(2) == 0 {
+				h.add(ids[k], rev)
+			} else {
+				he := kept[k]
+				if he == nil {
+					he = h.entry(ids[k])
+				} else {
+					he = h.use(he)
+				}
+				kept[k] = he
+				h.addTo(he, rev)
+			}
+			ref.add(ids[k], rev)
+		}
+		check(fmt.Sprintf("round %d", round))
+		back := pos - int64(rng.IntN(5000))
+		h.truncate(back)
+		ref.truncate(back)
+		pos = back
+		check(fmt.Sprintf("round %d, back to %d", round, back))
 	}
 }

@@ -15,6 +15,8 @@ type cell struct {
 	v   any
 	key string
 	seg uint64 // the log segment that recorded it last (changelog.go)
+	// tag is the EntryTag of a value cell (the cell stays 48 bytes).
+	tag uint64
 }
 
 // listCell holds the elements of one list.
@@ -55,7 +57,10 @@ type table struct {
 	hitNS  []byte
 }
 
-var _ state.Table = (*table)(nil)
+var (
+	_ state.Table       = (*table)(nil)
+	_ state.EntryTagger = (*table)(nil)
+)
 
 func newTable(b *Backend, d state.StateDesc) *table {
 	t := &table{b: b, desc: d}
@@ -148,7 +153,27 @@ func (t *table) Put(ns []byte, v any) error {
 	m[ks] = c
 	t.touch(i)
 	t.logNewCell(i, c)
+	t.hit, t.hitGen, t.hitNS = c, t.b.keyGen, append(t.hitNS[:0], ns...)
 	return nil
+}
+
+// EntryTag implements state.EntryTagger for value, reducing and
+// aggregating state: after a Get or Put of the same key and namespace it
+// needs no lookup.
+func (t *table) EntryTag(ns []byte) *uint64 {
+	i := t.b.kgIdx
+	if t.vals == nil || i < 0 {
+		return nil
+	}
+	if t.hit != nil && t.hitGen == t.b.keyGen && bytes.Equal(t.hitNS, ns) {
+		return &t.hit.tag
+	}
+	c := t.vals[i][string(t.b.composite(ns))]
+	if c == nil {
+		return nil
+	}
+	t.hit, t.hitGen, t.hitNS = c, t.b.keyGen, append(t.hitNS[:0], ns...)
+	return &c.tag
 }
 
 // logNewCell records that a new cell of t.vals[i] was absent.

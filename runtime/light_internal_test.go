@@ -1,0 +1,97 @@
+package runtime
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+)
+
+// lightJob counts words in value state: many writes per key.
+func lightJob() *Job {
+	var lines []string
+	for i := range 40 {
+		lines = append(lines, fmt.Sprintf("w%d w%d w%d w%d", i%7, i%3, (i*5)%11, i%7))
+	}
+	j := NewJob("light")
+	src := FromSource(j, "Source: s", newSlice(lines...), WatermarkStrategy[string]{}, UID("s"), Parallelism(1))
+	words := FlatMap(src, "split", func(l string, out Collector[string]) error {
+		for _, w := range strings.Fields(l) {
+			out.Collect(w)
+		}
+		return nil
+	}, UID("split"), Parallelism(1))
+	counted := RichMap(KeyBy(words, "self", func(s string) string { return s }), "count", &counter{}, UID("count"))
+	Sink(counted, "out", func(string) error { return nil }, UID("out"))
+	return j
+}
+
+// TestLightWritesMatchTrace: a light run records the state writes a
+// traced run traces (entry, old and new value, in order), on both
+// backends, with the entries kept (one LightEntry per entry) and with
+// maxLightEntries so small that they start over every few keys (the tags
+// left in the heap's entries must then not be taken for the new ones).
+func TestLightWritesMatchTrace(t *testing.T) {
+	for _, backend := range []string{"heap", "pebble"} {
+		for _, max := range []int{maxLightEntries, 3} {
+			t.Run(fmt.Sprintf("%s/max-%d", backend, max), func(t *testing.T) {
+				defer func(n int) { maxLightEntries = n }(maxLightEntries)
+				maxLightEntries = max
+				open := func() *Executor {
+					e, err := NewExecutor(lightJob(), Options{Trace: true, Parallelism: 1, Backend: backend, Output: io.Discard}, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return e
+				}
+				var want []string
+				e := open()
+				for !e.Finished() {
+					if err := e.Next(); err != nil && err != ErrFinished {
+						t.Fatal(err)
+					}
+					for _, ev := range e.TakeTrace() {
+						if ev.Kind == TraceStateWrite {
+							want = append(want, fmt.Sprintf("%s %s[%d] %v: %v (%v) -> %v", ev.State, ev.Operator, ev.Subtask, ev.Key, ev.Old, ev.HadOld, ev.New))
+						}
+					}
+				}
+				e.Close()
+				var got []string
+				entries := map[*LightEntry]string{}
+				e = open()
+				e.StartLight(0, nil)
+				for !e.Finished() {
+					if err := e.Next(); err != nil && err != ErrFinished {
+						t.Fatal(err)
+					}
+					for _, w := range e.TakeLight().Writes {
+						en := w.Entry
+						got = append(got, fmt.Sprintf("%s %s[%d] %v: %v (%v) -> %v", en.State, en.Operator, en.Subtask, en.Key, w.Old, w.HadOld, w.New))
+						if k, ok := entries[en]; ok && k != fmt.Sprint(en.Key) {
+							t.Fatalf("one LightEntry for keys %s and %v", k, en.Key)
+						}
+						entries[en] = fmt.Sprint(en.Key)
+					}
+				}
+				e.Close()
+				if strings.Join(got, "\n") != strings.Join(want, "\n") {
+					t.Fatalf("light writes:\n%s\ntraced:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+				}
+				keys := map[string]bool{}
+				for _, k := range entries {
+					keys[k] = true
+				}
+				if len(want) != 160 || len(keys) != 11 {
+					t.Fatalf("%d writes of %d keys", len(want), len(keys))
+				}
+				if max > len(keys) && len(entries) != len(keys) {
+					t.Errorf("%d LightEntries for %d keys", len(entries), len(keys))
+				}
+				if max < len(keys) && len(entries) <= len(keys) {
+					t.Errorf("%d LightEntries for %d keys with at most %d kept: they never started over", len(entries), len(keys), max)
+				}
+			})
+		}
+	}
+}
