@@ -138,7 +138,7 @@ func (it *blockIter) decodeAt(off int, prevHandle bool) bool {
 	if prevHandle {
 		it.same = sameUser(it.key, int(shared), d[p:p+int(nonShared)])
 	}
-	it.key = append(it.key[:shared], d[p:p+int(nonShared)]...)
+	it.key = appendKey(it.key[:shared], d[p:p+int(nonShared)])
 	p += int(nonShared)
 	if !it.deltaValue {
 		if uint64(valLen) > uint64(len(d)-p) {
@@ -220,12 +220,31 @@ func (it *blockIter) nextData() bool {
 	if shared > len(it.key) || nonShared+valLen > len(d)-q {
 		return it.decodeAt(p, true)
 	}
-	it.same = sameUser(it.key, shared, d[q:q+nonShared])
-	it.key = append(it.key[:shared], d[q:q+nonShared]...)
+	src := d[q : q+nonShared]
+	it.same = sameUser(it.key, shared, src)
+	if n := shared + nonShared; nonShared <= 16 && shared+16 <= cap(it.key) && q+16 <= len(d) {
+		// Most suffixes (the end of the user key and the 8-byte trailer):
+		// one 16-byte move instead of a call to memmove; the bytes past
+		// the key are the buffer's slack.
+		it.key = it.key[:shared+16]
+		*(*[16]byte)(it.key[shared:]) = *(*[16]byte)(d[q:])
+		it.key = it.key[:n]
+	} else {
+		it.key = appendKey(it.key[:shared], src)
+	}
 	q += nonShared
 	it.val = d[q : q+valLen : q+valLen]
 	it.cur, it.nxt = p, q+valLen
 	return true
+}
+
+// appendKey appends rest to a key being rebuilt, keeping room for
+// nextData's 16-byte moves.
+func appendKey(k, rest []byte) []byte {
+	if n := len(k) + len(rest); n+16 > cap(k) {
+		k = append(make([]byte, 0, n+32), k...)
+	}
+	return append(k, rest...)
 }
 
 // sameUser is blockIter.same for the key prev[:shared] + rest that follows

@@ -782,6 +782,7 @@ func (it *Iter) findNext() bool {
 		c := it.heap[0]
 		uk := userKey(c.key)
 		if it.upper != nil && bytes.Compare(uk, it.upper) >= 0 {
+			it.release()
 			return false
 		}
 		if tr := trailer(c.key); it.topAlone && byte(tr) == typeValue && !c.cur.t.hasGlobalSeq && !it.tombs.covers(uk, tr>>8) {
@@ -868,7 +869,18 @@ func (it *Iter) findNext() bool {
 		it.ok = true
 		return true
 	}
+	if it.err == nil {
+		it.release()
+	}
 	return false
+}
+
+// release gives the read-ahead buffers of a scan that ended to later scans
+// (see prefetch.release).
+func (it *Iter) release() {
+	for _, c := range it.children {
+		c.pf.release()
+	}
 }
 
 func (it *Iter) childName(c *child) string {

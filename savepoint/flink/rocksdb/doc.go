@@ -37,6 +37,9 @@
 //     their upper bound; point lookups read exact blocks. A scan reads its
 //     first three blocks exactly, then the next ones in batches loaded
 //     (read, verified, decompressed) on other goroutines a few batches
-//     ahead (prefetch.go), within a process-wide memory budget.
-//   - Key and Value of an iterator are valid until its next move.
+//     ahead (prefetch.go), or by the iterator itself when no goroutine has
+//     started on the batch it needs, within a process-wide memory budget;
+//     a scan that ends hands its buffers on to the next scans.
+//   - Key and Value of an iterator are valid until its next move (after a
+//     move that ends the scan, not at all).
 package rocksdb

@@ -3,6 +3,7 @@ package rocksdb
 import (
 	"io"
 	"runtime"
+	"sync"
 	"sync/atomic"
 
 	"github.com/klauspost/compress/s2"
@@ -30,7 +31,12 @@ import (
 // while its iterator loads two more blocks (see gen).
 //
 // A loader never blocks: it loads its batch and exits, so an iterator
-// dropped mid-scan leaves no goroutine behind.
+// dropped mid-scan leaves no goroutine behind. A batch is loaded by
+// whoever claims it first: its loader, or the iterator when it needs the
+// batch before any loader has started on it (the other cores are busy):
+// the iterator then loads it itself, as fast as one goroutine can, instead
+// of waiting for a goroutine to be scheduled and its blocks to move over
+// from another core's cache.
 //
 // INVARIANT: the buffers of all slots of the process hold about
 // prefetchMemory bytes at most: a batch is launched only while the budget
@@ -72,7 +78,9 @@ type prefetchSlot struct {
 	raw     []byte
 	dec     []byte // the decompressed blocks, one after the other
 	acct    *prefetchAcct
-	wait    chan struct{} // closed when the loader is done; nil before the first
+	t       *Table        // the table of the handles
+	claim   atomic.Bool   // set by whoever loads the batch (a loader or the iterator)
+	wait    chan struct{} // closed when the batch is loaded; nil before the first
 	busy    bool          // queued or being served
 	served  uint64        // prefetch.loads when it served its last block
 }
@@ -108,6 +116,53 @@ func (p *prefetch) reset() {
 	p.pos = 0
 	p.aheadOK = false
 	p.seqLoads = 0
+}
+
+// release ends reading ahead for a scan that has ended: batches no loader
+// has started are dropped, loaders running are waited for (they never
+// block), and the slots' buffers go to the spare buffers of the process,
+// for the next scans. No block of the slots is in use: the scan's Key and
+// Value are no longer valid.
+func (p *prefetch) release() {
+	p.reset()
+	for i := range p.slots {
+		sl := &p.slots[i]
+		if sl.wait != nil {
+			if sl.claim.CompareAndSwap(false, true) {
+				close(sl.wait) // not started: nothing to wait for
+			}
+			<-sl.wait
+		}
+		clear(sl.blocks)
+		sl.blocks = sl.blocks[:0]
+		for _, b := range []struct {
+			buf  *[]byte
+			pool *sync.Pool
+		}{{&sl.raw, &spareRaw}, {&sl.dec, &spareDec}} {
+			if cap(*b.buf) > 0 {
+				sl.acct.hold(-cap(*b.buf))
+				buf := (*b.buf)[:0]
+				b.pool.Put(&buf)
+				*b.buf = nil
+			}
+		}
+	}
+}
+
+// spareRaw and spareDec hold the read and decompression buffers of the
+// slots of scans that ended (*[]byte), for the slots of later scans: a
+// scan after a scan allocates no new buffers, so the collector runs less
+// often during scans. They are not counted in prefetchBudget: they belong
+// to no slot, and the collector frees them when they stay unused.
+var spareRaw, spareDec sync.Pool
+
+// spareBuf returns a spare buffer of at least n bytes, or nil.
+func spareBuf(pool *sync.Pool, n int) []byte {
+	b, ok := pool.Get().(*[]byte)
+	if !ok || cap(*b) < n {
+		return nil // a smaller one is left to the collector
+	}
+	return (*b)[:cap(*b)]
 }
 
 // loaded counts a block loaded the ordinary way.
@@ -150,6 +205,9 @@ func (it *tableIter) prefetched(h blockHandle) (block, bool) {
 			return block{}, false
 		}
 		next := p.queue[0]
+		if next.claim.CompareAndSwap(false, true) {
+			next.t.loadBatch(next) // no loader has started on it
+		}
 		<-next.wait
 		p.cur, p.pos = next, 0
 		p.queue = append(p.queue[:0], p.queue[1:]...)
@@ -200,10 +258,12 @@ func (it *tableIter) launch() {
 		}
 		sl.busy = true
 		sl.acct = p.acct
+		sl.t = it.t
 		sl.blocks = sl.blocks[:0]
 		sl.wait = make(chan struct{})
+		sl.claim.Store(false)
 		p.queue = append(p.queue, sl)
-		go it.t.loadBatch(sl)
+		go sl.run()
 	}
 }
 
@@ -243,9 +303,18 @@ func (it *tableIter) schedule(sl *prefetchSlot) bool {
 	return len(sl.handles) > 0
 }
 
+// run is a loader: it loads the slot's batch unless the iterator (or, for
+// a slot refilled since, another loader) claimed it first.
+func (sl *prefetchSlot) run() {
+	if sl.claim.CompareAndSwap(false, true) {
+		sl.t.loadBatch(sl)
+	}
+}
+
 // loadBatch reads the blocks of a slot's handles (contiguous) with one read
-// and verifies, decompresses and parses each. It runs on its own goroutine
-// and touches only the slot and the table's immutable fields.
+// and verifies, decompresses and parses each. It runs on a loader's
+// goroutine or the iterator's, for whoever claimed the slot, and touches
+// only the slot and the table's immutable fields.
 func (t *Table) loadBatch(sl *prefetchSlot) {
 	defer close(sl.wait)
 	hs := sl.handles
@@ -253,9 +322,12 @@ func (t *Table) loadBatch(sl *prefetchSlot) {
 	last := hs[len(hs)-1]
 	n := int(last.offset + last.size + blockTrailerLen - start)
 	if cap(sl.raw) < n {
-		m := max(n, prefetchMax) // the window grows to prefetchMax: allocate once
-		sl.acct.hold(m - cap(sl.raw))
-		sl.raw = make([]byte, m)
+		buf := spareBuf(&spareRaw, n)
+		if buf == nil {
+			buf = make([]byte, max(n, prefetchMax)) // the window grows to prefetchMax: allocate once
+		}
+		sl.acct.hold(cap(buf) - cap(sl.raw))
+		sl.raw = buf
 	}
 	raw := sl.raw[:n]
 	if m, err := t.f.ReadAt(raw, int64(start)); err != nil && !(err == io.EOF && m == n) {
@@ -269,10 +341,13 @@ func (t *Table) loadBatch(sl *prefetchSlot) {
 		need += decompressedLen(b[h.size], b[:h.size])
 	}
 	if cap(sl.dec) < need {
-		// Sized for a full window of blocks like these, with some room.
-		m := max(need, int(int64(need)*int64(prefetchMax)/int64(n))) * 9 / 8
-		sl.acct.hold(m - cap(sl.dec))
-		sl.dec = make([]byte, m)
+		buf := spareBuf(&spareDec, need)
+		if buf == nil {
+			// Sized for a full window of blocks like these, with some room.
+			buf = make([]byte, max(need, int(int64(need)*int64(prefetchMax)/int64(n)))*9/8)
+		}
+		sl.acct.hold(cap(buf) - cap(sl.dec))
+		sl.dec = buf
 	}
 	free := sl.dec[:cap(sl.dec)]
 	for _, h := range hs {

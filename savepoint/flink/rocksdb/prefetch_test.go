@@ -301,3 +301,91 @@ func TestPrefetchPointLookupsExact(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefetchReleasedAtEnd: a scan that ends (at the end of the store or
+// at its upper bound, batches still loading) gives its read-ahead buffers
+// back at once, and leaves no loader running; scans running side by side
+// while others end and hand their buffers on read what the ordinary reads
+// read (go test -race checks no buffer is written while in use).
+func TestPrefetchReleasedAtEnd(t *testing.T) {
+	srcs := []MapSource{prefetchStore(t, 0, 6000), prefetchStore(t, 5, 6000)}
+	bounds := [][2][]byte{{nil, nil}, {nil, []byte("key001000")}, {[]byte("key002000"), []byte("key004000")}}
+	want := map[[2]int][]entryKV{}
+	for i, src := range srcs {
+		for j, b := range bounds {
+			got, _, err := scanWith(t, src, false, b[0], b[1], nil)
+			if err != nil || len(got) < 500 {
+				t.Fatalf("store %d, bounds %d: %d entries, %v", i, j, len(got), err)
+			}
+			want[[2]int{i, j}] = got
+		}
+	}
+	before := runtime.NumGoroutine()
+	budget := prefetchBudget.Load()
+	for k, b := range bounds {
+		db, err := Open(srcs[0], Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		it, err := db.NewIter(db.ColumnFamily("state"), IterOptions{Lower: b[0], Upper: b[1]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, least := 0, budget
+		for ok := it.First(); ok; ok = it.Next() {
+			n++
+			least = min(least, prefetchBudget.Load())
+		}
+		if it.Err() != nil || n != len(want[[2]int{0, k}]) {
+			t.Fatalf("bounds %d: %d entries, %v", k, n, it.Err())
+		}
+		if least >= budget {
+			t.Fatalf("bounds %d: the scan read nothing ahead", k)
+		}
+		if got := prefetchBudget.Load(); got != budget {
+			t.Fatalf("bounds %d: budget %d after the scan, %d before", k, got, budget)
+		}
+		runtime.KeepAlive(it)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range 6 {
+				i, j := (g+r)%2, (g*r)%3
+				db, err := Open(srcs[i], Options{})
+				if err != nil {
+					errs <- err
+					return
+				}
+				it, err := db.NewIter(db.ColumnFamily("state"), IterOptions{Lower: bounds[j][0], Upper: bounds[j][1]})
+				if err != nil {
+					errs <- err
+					return
+				}
+				var got []entryKV
+				for ok := it.First(); ok; ok = it.Next() {
+					got = append(got, entryKV{string(it.Key()), string(it.Value())})
+				}
+				if it.Err() != nil || !slices.Equal(got, want[[2]int{i, j}]) {
+					errs <- fmt.Errorf("goroutine %d, scan %d (store %d, bounds %d): %d entries, %d without reading ahead, %v", g, r, i, j, len(got), len(want[[2]int{i, j}]), it.Err())
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before || prefetchBudget.Load() != budget {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines (%d before), budget %d (%d before)", runtime.NumGoroutine(), before, prefetchBudget.Load(), budget)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
