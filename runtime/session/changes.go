@@ -142,7 +142,11 @@ func (h *history) use(he *histEntry) *histEntry {
 // revive starts the history of a gone entry of byID again: it is the
 // newest entry.
 func (h *history) revive(he *histEntry) {
-	he.gone, he.revs, he.trimmed = false, nil, 0
+	// The array kept when it was forgotten is cleared now, as it is
+	// written (forgetting it did not touch it).
+	r := he.revs[:cap(he.revs)]
+	clear(r)
+	he.gone, he.revs, he.trimmed = false, r[:0], 0
 	h.goneIn--
 	h.appendOrder(he)
 }
@@ -157,7 +161,14 @@ func (h *history) appendOrder(he *histEntry) {
 	old := h.order[0]
 	h.order[0] = nil
 	h.order = h.order[1:]
-	old.gone, old.revs, old.trimmed = true, nil, 0
+	// A small array of revisions stays with the entry (as it is, until
+	// revive clears it), for the next write of it: most entries of a large
+	// state are forgotten and written again, and a new array each time was
+	// most of what a long run allocated.
+	if cap(old.revs) > 8 {
+		old.revs = nil
+	}
+	old.gone, old.trimmed = true, 0
 	h.goneIn++
 	if h.goneIn > historyGoneMax {
 		for id, e := range h.byID {
@@ -192,7 +203,7 @@ func (h *history) addTo(he *histEntry, r Revision) {
 
 // revisions is the revisions of id (nil for none).
 func (h *history) revisions(id EntryID) []Revision {
-	if he := h.byID[id]; he != nil {
+	if he := h.byID[id]; he != nil && !he.gone {
 		return he.revs
 	}
 	return nil
@@ -212,7 +223,7 @@ func (h *history) truncate(pos int64) {
 			h.log = h.log[:len(h.log)-1]
 			// An entry left without revisions keeps its place in the
 			// order (an empty history), so it is never listed twice.
-			if n := len(he.revs); n > 0 && he.revs[n-1].Position > pos {
+			if n := len(he.revs); !he.gone && n > 0 && he.revs[n-1].Position > pos {
 				he.revs[n-1] = Revision{}
 				he.revs = he.revs[:n-1]
 			}

@@ -57,9 +57,9 @@ type anchorCP struct {
 // when the entry is.
 type lightEntry struct {
 	entry runtime.LightEntry
-	ready bool // id is set
-	id    EntryID
-	he    *histEntry
+	// he is the entry's history (its id is the entry's EntryID), nil
+	// before the first write was absorbed.
+	he *histEntry
 	// own is he when the entry's history began with the light run (one
 	// allocation for both).
 	own histEntry
@@ -130,12 +130,9 @@ func (c *collector) takeLight() {
 	for i := range lt.Writes {
 		w := &lt.Writes[i]
 		le := w.Entry.Data.(*lightEntry)
-		if !le.ready {
-			e := w.Entry
-			le.id, le.ready = Entry(e.Operator, e.Subtask, e.State, e.Key, e.Namespace, e.UserKey), true
-		}
 		if le.he == nil {
-			le.he = s.hist.entryIn(le.id, &le.own)
+			e := w.Entry
+			le.he = s.hist.entryIn(Entry(e.Operator, e.Subtask, e.State, e.Key, e.Namespace, e.UserKey), &le.own)
 		} else if le.he.gone {
 			le.he = s.hist.use(le.he)
 		}
@@ -176,7 +173,7 @@ func (c *collector) lightOutputs(l *lightRun) {
 func (c *collector) changeLight(le *lightEntry, w *runtime.LightWrite) {
 	if le.gen != c.gen {
 		le.gen, le.ch = c.gen, -1
-		if i, ok := c.changeIndex(le.id); ok {
+		if i, ok := c.changeIndex(le.he.id); ok {
 			le.ch = i
 		}
 	}
@@ -186,7 +183,7 @@ func (c *collector) changeLight(le *lightEntry, w *runtime.LightWrite) {
 			return
 		}
 		e := w.Entry
-		le.ch = c.addChange(le.id, Change{Old: w.Old, HadOld: w.HadOld, KeyGroup: e.KeyGroup, Key: e.Key, Namespace: e.Namespace, UserKey: e.UserKey})
+		le.ch = c.addChange(le.he.id, Change{Old: w.Old, HadOld: w.HadOld, KeyGroup: e.KeyGroup, Key: e.Key, Namespace: e.Namespace, UserKey: e.UserKey})
 	}
 	ch := &c.changes[le.ch]
 	ch.New, ch.Cleared = w.New, w.Cleared
