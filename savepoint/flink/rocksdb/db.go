@@ -543,7 +543,7 @@ func (it *Iter) Next() bool {
 	if c == nil {
 		return it.findNext()
 	}
-	if t := c.cur; t.ok && len(it.tombs.starts) == 0 && !t.t.hasGlobalSeq {
+	if t := c.cur; c.fast || t.ok && len(it.tombs.starts) == 0 && !t.t.hasGlobalSeq {
 		// skipPending, advanceTop and findNext for the common case, in one
 		// place: c, the top child, steps to a value of a new user key that
 		// stays below the limit (and the upper bound), so c stays on top,
@@ -555,7 +555,7 @@ func (it *Iter) Next() bool {
 			if ok && d.same == 0 {
 				c.key = d.key
 				uk := d.key[:len(d.key)-8]
-				if d.key[len(d.key)-8] == typeValue && (c.below && c.belowGen == c.gen() ||
+				if d.key[len(d.key)-8] == typeValue && (c.fast ||
 					it.limit != nil && bytes.Compare(uk, userKey(it.limit)) < 0 && (it.upper == nil || bytes.Compare(uk, it.upper) < 0)) {
 					it.key, it.val = uk, d.val
 					return true
@@ -648,6 +648,13 @@ type child struct {
 	// is above its index key.
 	below    bool
 	belowGen uint64
+	// fast is below, without range tombstones, of a table without a
+	// global sequence number: Iter.Next's short path needs no other check.
+	// It is set with below and voided with it (setLimit), and holds while
+	// the child stays on top: below is recomputed whenever the top child
+	// loads a block (topMoved), and a child becomes the top only through
+	// setLimit.
+	fast bool
 }
 
 // blockBelow reports whether the current data block of c (the top child)
@@ -712,7 +719,7 @@ func (it *Iter) setLimit() {
 	}
 	it.topAlone = it.limit == nil || bytes.Compare(userKey(h[0].key), userKey(it.limit)) < 0
 	if len(h) > 0 {
-		h[0].belowGen = ^uint64(0)
+		h[0].belowGen, h[0].fast = ^uint64(0), false
 	}
 }
 
@@ -747,6 +754,7 @@ func (it *Iter) topMoved(c *child, ok bool) bool {
 	if ok {
 		if g := c.gen(); g != c.belowGen {
 			c.below, c.belowGen = it.blockBelow(c), g
+			c.fast = c.below && len(it.tombs.starts) == 0 && !c.cur.t.hasGlobalSeq
 		}
 		if c.below || it.limit == nil || bytes.Compare(userKey(c.key), userKey(it.limit)) < 0 {
 			it.topAlone, it.stayed = true, true

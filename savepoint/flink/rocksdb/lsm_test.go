@@ -376,8 +376,17 @@ func TestLSMNewestWins(t *testing.T) {
 		}
 		sorted := slices.Sorted(maps.Keys(want))
 		it, _ := db.NewIter(cf, IterOptions{})
+		// Seeks forward, then backward and scattered over the same
+		// iterator, each followed by steps.
+		var seeks []int
 		for k := range 20 {
-			key := fmt.Sprintf("key%05d", k*keys/20)
+			seeks = append(seeks, k*keys/20)
+		}
+		for k := range 20 {
+			seeks = append(seeks, (19-k)*keys/20+k%3, (k*7919)%keys)
+		}
+		for _, at := range seeks {
+			key := fmt.Sprintf("key%05d", at)
 			ok := it.SeekGE([]byte(key))
 			var wantKey string
 			for mk := range want {
