@@ -196,7 +196,12 @@ func (h *history) addTo(he *histEntry, r Revision) {
 	}
 	he.revs = append(he.revs, r)
 	if len(h.log) >= 2*historyLog {
-		h.log = append(h.log[:0:0], h.log[len(h.log)-historyLog:]...)
+		// In place: nothing else holds the log, and a new array every
+		// historyLog writes (grown again by append) was most of what a
+		// long run allocated.
+		n := copy(h.log, h.log[len(h.log)-historyLog:])
+		clear(h.log[n:])
+		h.log = h.log[:n]
 	}
 	h.log = append(h.log, logged{pos: r.Position, e: he})
 }

@@ -188,3 +188,29 @@ func testHistoryForgetsAndTakesBack(t *testing.T) {
 		check(fmt.Sprintf("round %d, back to %d", round, back))
 	}
 }
+
+// The write log keeps the last historyLog writes when it reaches twice
+// that, in order, and going back within it still finds them.
+func TestHistoryLogTrim(t *testing.T) {
+	var h history
+	ids := []EntryID{{Key: "a"}, {Key: "b"}, {Key: "c"}}
+	n := int64(2*historyLog + 5)
+	for pos := int64(1); pos <= n; pos++ {
+		h.add(ids[pos%3], Revision{Position: pos})
+	}
+	if len(h.log) != historyLog+5 {
+		t.Fatalf("log holds %d writes, want %d", len(h.log), historyLog+5)
+	}
+	for i, l := range h.log {
+		if want := n - int64(len(h.log)-1-i); l.pos != want || l.e.id != ids[want%3] {
+			t.Fatalf("log[%d] = %d %v, want %d %v", i, l.pos, l.e.id, want, ids[want%3])
+		}
+	}
+	h.truncate(n - 10)
+	for _, id := range ids {
+		revs := h.revisions(id)
+		if last := revs[len(revs)-1].Position; last > n-10 || last < n-12 {
+			t.Fatalf("%v's last revision after going back to %d: %d", id, n-10, last)
+		}
+	}
+}
