@@ -86,6 +86,9 @@ func TestPrefilterChangesNoResult(t *testing.T) {
 	sp := prefilterSavepoint(t)
 	queries := []string{
 		"value % 7 = 3",
+		"value % 7 = -3",
+		"value % -7 = 3",
+		"value % 1 = 0",
 		"value % 1000 = 7",
 		"value > 10 AND value < 50",
 		"value >= -5 AND state_name = 'ints'",
