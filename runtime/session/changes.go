@@ -70,6 +70,9 @@ type history struct {
 	// goneIn counts the gone entries in byID.
 	goneIn int
 	order  []*histEntry // entries by first write, for forgetting the oldest
+	// orderBuf is order's array (order starts later in it once the
+	// oldest entries are forgotten).
+	orderBuf []*histEntry
 	// log is the recent writes in order, so that going back undoes the
 	// writes after the target without visiting every entry.
 	log []logged
@@ -154,6 +157,17 @@ func (h *history) revive(he *histEntry) {
 // appendOrder makes he the newest entry, forgetting the oldest beyond
 // HistoryEntries.
 func (h *history) appendOrder(he *histEntry) {
+	if len(h.order) == cap(h.order) {
+		// Move the entries to the front of their array instead of letting
+		// append grow a new one each time the forgotten ones' room ran out.
+		buf := h.orderBuf[:cap(h.orderBuf)]
+		if len(buf) < 2*len(h.order)+1 {
+			buf = make([]*histEntry, max(16, 2*len(h.order)+1))
+		}
+		n := copy(buf, h.order)
+		clear(buf[n:])
+		h.orderBuf, h.order = buf, buf[:n]
+	}
 	h.order = append(h.order, he)
 	if len(h.order) <= HistoryEntries {
 		return
