@@ -51,13 +51,13 @@ type lightResult struct {
 	state   string
 }
 
-func runLightScenario(t *testing.T, job string, sc lightScenario, full bool) ([]lightResult, int) {
+func runLightScenario(t *testing.T, job, backend string, sc lightScenario, full bool) ([]lightResult, int) {
 	t.Helper()
 	j, err := fixtures.Build(job, fixtures.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(j, Options{Options: runtime.Options{Output: io.Discard, Trace: true}, CheckpointInterval: sc.interval,
+	s, err := New(j, Options{Options: runtime.Options{Output: io.Discard, Trace: true, Backend: backend}, CheckpointInterval: sc.interval,
 		KeepCheckpoints: sc.keep, OutputLimit: sc.outLimit})
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +121,7 @@ func runLightScenario(t *testing.T, job string, sc lightScenario, full bool) ([]
 
 // TestLightRunsMatchFullTrace runs every example job through command
 // scenarios twice, traced throughout and with light runs, and requires the
-// same view after every command: the stop (events, truncation, changes,
+// same view after every command (heap and pebble): the stop (events, truncation, changes,
 // position, failure), the outputs and their count, the latest checkpoint,
 // the history of every changed entry, and the live state; and that the
 // light runs happened.
@@ -131,13 +131,19 @@ func TestLightRunsMatchFullTrace(t *testing.T) {
 		if ex.Name == "keyed-puzzle" {
 			continue // fails at open
 		}
-		for _, sc := range lightScenarios {
-			t.Run(ex.Name+"/"+sc.name, func(t *testing.T) {
-				full, n := runLightScenario(t, ex.Name, sc, true)
+		for i, sc := range lightScenarios {
+			// Heap (light entries found by their tags) for the even
+			// scenarios, pebble (found by their bytes) for the odd ones.
+			backend := "heap"
+			if i%2 == 1 {
+				backend = "pebble"
+			}
+			t.Run(ex.Name+"/"+sc.name+"/"+backend, func(t *testing.T) {
+				full, n := runLightScenario(t, ex.Name, backend, sc, true)
 				if n != 0 {
 					t.Fatalf("a fully traced session made %d light runs", n)
 				}
-				light, n := runLightScenario(t, ex.Name, sc, false)
+				light, n := runLightScenario(t, ex.Name, backend, sc, false)
 				lightRuns += n
 				for i := range full {
 					f, l := full[i], light[i]
