@@ -110,7 +110,8 @@ func BenchmarkCheckpointCost(b *testing.B) {
 // from the first record to the end; run is session.Run as `streamdbg run`
 // (no trace). Both discard the sink output. The two alternate in every
 // iteration; continue/run is the ratio of their summed CPU times (the
-// process's, as BenchmarkCheckpointCost; the issue's bound: 1.5).
+// process's, as BenchmarkCheckpointCost; the issue's bound: 1.5);
+// continue/run-wall is the ratio of their wall times.
 func BenchmarkContinue(b *testing.B) {
 	in := bigWords()
 	open := func(trace bool) *session.Session {
@@ -124,23 +125,28 @@ func BenchmarkContinue(b *testing.B) {
 		}
 		return s
 	}
+	var cw, rw time.Duration // wall time of each side
 	cont := func() time.Duration {
 		start := cpuStart()
+		t0 := time.Now()
 		s := open(true)
 		st, err := s.Continue(context.Background())
 		if err != nil || st.Reason != session.ReasonEnd {
 			b.Fatal(err, st)
 		}
 		s.Close()
+		cw += time.Since(t0)
 		return cpuSince(start)
 	}
 	run := func() time.Duration {
 		start := cpuStart()
+		t0 := time.Now()
 		s := open(false)
 		if res, err := s.Run(context.Background(), session.RunOptions{}); err != nil || !res.Finished {
 			b.Fatal(err, res)
 		}
 		s.Close()
+		rw += time.Since(t0)
 		return cpuSince(start)
 	}
 	var c, r time.Duration
@@ -156,6 +162,7 @@ func BenchmarkContinue(b *testing.B) {
 	b.ReportMetric(c.Seconds()/float64(b.N), "continue-cpu-s/op")
 	b.ReportMetric(r.Seconds()/float64(b.N), "run-cpu-s/op")
 	b.ReportMetric(float64(c)/float64(r), "continue/run")
+	b.ReportMetric(float64(cw)/float64(rw), "continue/run-wall")
 }
 
 // cpuStart collects garbage (each side pays for its own) and returns the
