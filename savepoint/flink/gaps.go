@@ -179,5 +179,14 @@ func (m *stateMeta) findProblemErr() error {
 			return err
 		}
 	}
+	// Values cannot be decoded without their serializer (FuzzKeyedState and
+	// FuzzOperatorState: states without one made the readers dereference
+	// nil).
+	if m.value == nil {
+		return statusf(ErrCorrupt, "no value serializer in the state's meta information")
+	}
+	if m.key == nil && m.backendType == backendBroadcast {
+		return statusf(ErrCorrupt, "no key serializer in the broadcast state's meta information")
+	}
 	return nil
 }
