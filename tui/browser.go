@@ -539,7 +539,7 @@ func (b *browser) metaView(h int) string {
 			rows = append(rows, []string{m.OperatorName, "⚠ " + it.gap, "", "", "", "", "", ""})
 			continue
 		}
-		rows = append(rows, []string{m.OperatorName, m.Name, m.Scope, m.Kind, m.KeyType, m.ValueType, commas(m.Entries), commas(m.Bytes)})
+		rows = append(rows, []string{m.OperatorName, m.Name, m.Scope, m.Kind, m.KeyType, m.ValueType, figure(m.Entries, m.EntriesUnknown), figure(m.Bytes, m.BytesUnknown)})
 	}
 	lines := table(b.st, cols, rows, b.w-2, false, func(i, j int, s string) string {
 		if first+i == b.sel {
@@ -712,6 +712,15 @@ func (s *savepointKeyed) rows(from int) iter.Seq2[pageRow, error] {
 			}
 		}
 	}
+}
+
+// figure is a count, or "-" when the reader does not know it (never a 0
+// that would read as empty).
+func figure(n int64, unknown bool) string {
+	if unknown {
+		return "-"
+	}
+	return commas(n)
 }
 
 // keyGroupsFrom lists the key groups from..last.

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -330,5 +331,44 @@ func TestFormatAttrs(t *testing.T) {
 		if got := formatAttrs(tc.attrs); got != tc.want {
 			t.Errorf("formatAttrs(%v) = %q, want %q", tc.attrs, got, tc.want)
 		}
+	}
+}
+
+// TestBrowserUnknownFigures: a figure the reader does not know (the bytes
+// of a changelog checkpoint's entries) shows as "-", never as a 0 that
+// reads as empty; known ones show as they are.
+func TestBrowserUnknownFigures(t *testing.T) {
+	dir := filepath.Join("..", "..", "shared", "flink-savepoints", "datastream", "new-stateful-udf-migration-itcase-flink1.17-hashmap-checkpoint")
+	if _, err := os.Stat(dir); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("sample absent under CI: %v", err)
+		}
+		t.Skip("sample absent")
+	}
+	b, bm := newTestBrowser(t, dir)
+	b.SetSize(160, 40)
+	got := screen(bm.View())
+	pane := got[:strings.Index(got, "Operators & states")] // the StateMeta pane only
+	var source, replayed, timers int
+	for _, l := range strings.Split(pane, "\n") {
+		f := strings.Fields(strings.Trim(l, "│"))
+		if len(f) < 4 {
+			continue
+		}
+		last2 := strings.Join(f[len(f)-2:], " ")
+		switch {
+		case strings.Contains(l, "source-state") && strings.Contains(l, "union_list") && last2 == "4 94":
+			source++ // operator state: entries and their bytes known
+		case strings.Contains(l, " state-name ") && last2 == "4 -":
+			replayed++ // replayed from the change log: entries, not bytes
+		case strings.Contains(l, "_timer_state/") && last2 == "4 -":
+			timers++
+		}
+	}
+	if source != 1 || replayed != 2 || timers < 2 {
+		t.Fatalf("StateMeta pane: source-state 4 94 ×%d (want 1), changelog value states 4 - ×%d (want 2), timers 4 - ×%d (want ≥ 2):\n%s", source, replayed, timers, pane)
+	}
+	if strings.Contains(pane, " 0    │") {
+		t.Errorf("a figure shows as 0:\n%s", pane)
 	}
 }

@@ -63,6 +63,10 @@ type StateMeta struct {
 	KeyType, NamespaceType   string
 	UserKeyType, ValueType   string
 	Entries, Bytes           int64
+	// EntriesUnknown and BytesUnknown: the reader does not know the
+	// figure (a Flink savepoint over its listing budget, an unreadable
+	// state); Entries or Bytes is then 0 and means nothing.
+	EntriesUnknown, BytesUnknown bool
 	// Status is "" when the state can be read, else why it cannot: a
 	// view lists the state with its reason, it never shows it as empty.
 	Status string
@@ -85,7 +89,7 @@ func (r StateReader) States() []StateMeta {
 	for _, m := range r.cat.States() {
 		out = append(out, StateMeta{OperatorID: m.OperatorID, OperatorName: m.OperatorName, Name: m.StateName, Scope: m.Scope.String(),
 			Kind: m.Kind.String(), KeyType: m.KeyType, NamespaceType: m.NamespaceType, UserKeyType: m.UserKeyType, ValueType: m.ValueType,
-			Entries: m.Entries, Bytes: m.Bytes, Status: m.Status})
+			Entries: m.Entries, Bytes: m.Bytes, EntriesUnknown: m.EntriesUnknown, BytesUnknown: m.BytesUnknown, Status: m.Status})
 	}
 	return out
 }
