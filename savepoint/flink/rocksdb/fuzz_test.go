@@ -77,6 +77,7 @@ func FuzzBlock(f *testing.F) {
 		it.firstKey = mode&4 != 0
 		it.init(b)
 		steps := 0
+		var entries [][2]string
 		for ok := it.first(); ok; ok = it.next() {
 			if steps++; steps > len(data) {
 				t.Fatalf("%d entries in a block of %d bytes", steps, len(data))
@@ -84,8 +85,25 @@ func FuzzBlock(f *testing.F) {
 			if len(it.key) > len(data) {
 				t.Fatalf("key of %d bytes from a block of %d", len(it.key), len(data))
 			}
+			entries = append(entries, [2]string{string(it.key), string(it.val)})
 		}
 		checkKind(t, it.err)
+		if !it.index && !it.deltaValue {
+			// A data block's short path (nextData, what scans use)
+			// decodes the same entries and fails the same way.
+			errAll := it.err
+			it.init(b)
+			i := 0
+			for ok := it.first(); ok; ok = it.nextData() {
+				if i >= len(entries) || string(it.key) != entries[i][0] || string(it.val) != entries[i][1] {
+					t.Fatalf("entry %d: nextData read %q = %q, next read %d entries", i, it.key, it.val, len(entries))
+				}
+				i++
+			}
+			if i != len(entries) || (it.err == nil) != (errAll == nil) || it.err != nil && it.err.Error() != errAll.Error() {
+				t.Fatalf("nextData read %d entries (error %v), next %d (error %v)", i, it.err, len(entries), errAll)
+			}
+		}
 		it.init(b)
 		it.seekGE([]byte("key020"), identity)
 		checkKind(t, it.err)
