@@ -19,6 +19,8 @@ var importRules = []struct {
 	allowed []string
 }{
 	{"state", nil},
+	// Benchmarks' CPU time, for tests of every package.
+	{"internal/cputime", nil},
 	{"state/heapstate", []string{"state"}},
 	{"state/pebblestate", []string{"state"}},
 	{"state/statetest", []string{"state"}},

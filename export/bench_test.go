@@ -12,6 +12,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"streamdbg/export"
+	"streamdbg/internal/cputime"
 	"streamdbg/savepoint"
 	"streamdbg/state"
 )
@@ -83,8 +84,8 @@ func BenchmarkExport(b *testing.B) {
 		}
 		b.Run(c.name+"/read", func(b *testing.B) {
 			b.SetBytes(size)
-			cpu := cpuTime()
-			defer func() { reportCPU(b, size, cpuTime()-cpu) }()
+			cpu := cputime.Process()
+			defer func() { reportCPU(b, size, cputime.Process()-cpu) }()
 			for b.Loop() {
 				n := 0
 				for _, err := range sp.Keyed(state.KeyedScan{}) {
@@ -100,8 +101,8 @@ func BenchmarkExport(b *testing.B) {
 		})
 		b.Run(c.name+"/export", func(b *testing.B) {
 			b.SetBytes(size)
-			cpu := cpuTime()
-			defer func() { reportCPU(b, size, cpuTime()-cpu) }()
+			cpu := cputime.Process()
+			defer func() { reportCPU(b, size, cputime.Process()-cpu) }()
 			for b.Loop() {
 				out := b.TempDir()
 				rep, err := export.Parquet(context.Background(), sp, out, export.Options{})

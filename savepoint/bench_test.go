@@ -12,6 +12,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"streamdbg/internal/cputime"
 	"streamdbg/state"
 )
 
@@ -306,15 +307,15 @@ func BenchmarkSavepoint(b *testing.B) {
 				b.StopTimer()
 				goruntime.GC()
 				b.StartTimer()
-				start, c0 := time.Now(), cpuTime()
+				start, c0 := time.Now(), cputime.Process()
 				if (i+k)%2 == 0 {
 					ours(i)
 					o += time.Since(start)
-					oc += cpuTime() - c0
+					oc += cputime.Process() - c0
 				} else {
 					plain(i)
 					p += time.Since(start)
-					pc += cpuTime() - c0
+					pc += cputime.Process() - c0
 				}
 			}
 		}

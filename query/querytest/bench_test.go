@@ -15,6 +15,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"streamdbg/internal/cputime"
 	"streamdbg/query"
 	"streamdbg/savepoint"
 	"streamdbg/state"
@@ -178,7 +179,7 @@ func BenchmarkQuery(b *testing.B) {
 	}
 	b.Run("scan", func(b *testing.B) {
 		b.ReportAllocs()
-		c0 := cpuTime()
+		c0 := cputime.Process()
 		for b.Loop() {
 			if n := countRows(b, sp, scanQuery); n != want {
 				b.Fatalf("%d rows, want %d", n, want)
@@ -187,7 +188,7 @@ func BenchmarkQuery(b *testing.B) {
 		b.ReportMetric(float64(c.entries)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 		// CPU time of the process (every goroutine) per row scanned: what
 		// load on a shared machine disturbs least.
-		b.ReportMetric(float64(cpuTime()-c0)/float64(c.entries)/float64(b.N), "cpu-ns/row")
+		b.ReportMetric(float64(cputime.Process()-c0)/float64(c.entries)/float64(b.N), "cpu-ns/row")
 	})
 	b.Run("scan-baseline", func(b *testing.B) {
 		b.ReportAllocs()

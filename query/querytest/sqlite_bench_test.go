@@ -14,6 +14,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"streamdbg/internal/cputime"
 	"streamdbg/savepoint"
 )
 
@@ -117,12 +118,12 @@ func BenchmarkVsSQLite(b *testing.B) {
 		const sql = "SELECT key, value FROM kv WHERE value % 1000 = 7;"
 		var o, t, oc, tc time.Duration
 		ours := func() {
-			start, c0 := time.Now(), cpuTime()
+			start, c0 := time.Now(), cputime.Process()
 			if n := countRows(b, sp, scanQuery); n != want {
 				b.Fatalf("streamdbg: %d rows, want %d", n, want)
 			}
 			o += time.Since(start)
-			oc += cpuTime() - c0
+			oc += cputime.Process() - c0
 		}
 		theirs := func() {
 			d, cpu, n := sqliteRunCPU(b, db, sql)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"streamdbg/fixtures"
+	"streamdbg/internal/cputime"
 	"streamdbg/runtime"
 	"streamdbg/runtime/session"
 )
@@ -169,7 +170,7 @@ func BenchmarkContinue(b *testing.B) {
 // process's CPU time.
 func cpuStart() time.Duration {
 	goruntime.GC()
-	return cpuTime()
+	return cputime.Process()
 }
 
-func cpuSince(start time.Duration) time.Duration { return cpuTime() - start }
+func cpuSince(start time.Duration) time.Duration { return cputime.Process() - start }

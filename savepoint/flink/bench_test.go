@@ -10,6 +10,7 @@ import (
 
 	"github.com/golang/snappy"
 
+	"streamdbg/internal/cputime"
 	"streamdbg/state"
 )
 
@@ -167,10 +168,10 @@ func BenchmarkOpenScan(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				for k := range 2 {
 					if (i+k)%2 == 0 {
-						c0, t0 := cpuTime(), time.Now()
+						c0, t0 := cputime.Process(), time.Now()
 						scanAll(b, dir)
 						scan += time.Since(t0)
-						cpu += cpuTime() - c0
+						cpu += cputime.Process() - c0
 					} else {
 						t0 := time.Now()
 						plain(b)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"streamdbg/internal/cputime"
 	"streamdbg/state"
 )
 
@@ -78,7 +79,7 @@ func BenchmarkChangelogScan(b *testing.B) {
 			var replay, base, cpu time.Duration
 			buf := make([]byte, 64<<10)
 			for b.Loop() {
-				c0 := cpuTime()
+				c0 := cputime.Process()
 				t0 := time.Now()
 				sp, err := Open(dir)
 				if err != nil {
@@ -98,7 +99,7 @@ func BenchmarkChangelogScan(b *testing.B) {
 					b.Fatalf("%d rows, want %d", n, keys)
 				}
 				t1 := time.Now()
-				cpu += cpuTime() - c0
+				cpu += cputime.Process() - c0
 				var sum byte
 				for _, name := range files {
 					f, err := os.Open(name)

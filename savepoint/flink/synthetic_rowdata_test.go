@@ -9,10 +9,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"streamdbg/internal/cputime"
 	"streamdbg/state"
 )
 
@@ -240,15 +240,6 @@ func TestSyntheticRowData(t *testing.T) {
 
 func itoa(v int64) string { return canon(v) }
 
-// cpuTime is the process's user and system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // TestRowDataPointLookupReadsOneKeyGroup: a lookup of one RowData key reads
 // the one section of its key group, and finds the key there.
 func TestRowDataPointLookupReadsOneKeyGroup(t *testing.T) {
@@ -300,11 +291,11 @@ func BenchmarkRowDataScan(b *testing.B) {
 	rows := 0
 	buf := make([]byte, 64<<10)
 	for b.Loop() {
-		c0 := cpuTime()
+		c0 := cputime.Process()
 		t0 := time.Now()
 		rows = scanAll(b, dir)
 		t1 := time.Now()
-		cpu += cpuTime() - c0
+		cpu += cputime.Process() - c0
 		// Baseline: every file of the savepoint (the files the scan
 		// opens: _metadata and keyed-0) read through a 64 KiB bufio.Reader
 		// into buf, the bytes counted and not looked at, so that it does

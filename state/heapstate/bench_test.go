@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"streamdbg/internal/cputime"
 	"streamdbg/state"
 	"streamdbg/state/heapstate"
 )
@@ -42,7 +43,7 @@ func BenchmarkHeapBackend(b *testing.B) {
 			skeys[i] = string(k)
 		}
 		b.ReportAllocs()
-		defer reportCPU(b, cpuTime())
+		defer reportCPU(b, cputime.Process())
 		i := 0
 		for b.Loop() {
 			m[skeys[seq[i&(seqLen-1)]]]++
@@ -63,7 +64,7 @@ func BenchmarkHeapBackend(b *testing.B) {
 			}
 		}
 		b.ReportAllocs()
-		defer reportCPU(b, cpuTime())
+		defer reportCPU(b, cputime.Process())
 		i := 0
 		for b.Loop() {
 			j := seq[i&(seqLen-1)]
@@ -82,7 +83,7 @@ func BenchmarkHeapBackend(b *testing.B) {
 
 // reportCPU adds the CPU time per operation since start as cpu-ns/op.
 func reportCPU(b *testing.B, start time.Duration) {
-	if d := cpuTime() - start; d > 0 && b.N > 0 {
+	if d := cputime.Process() - start; d > 0 && b.N > 0 {
 		b.ReportMetric(float64(d.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }

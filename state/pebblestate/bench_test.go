@@ -9,6 +9,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"streamdbg/internal/cputime"
 	"streamdbg/state"
 )
 
@@ -129,7 +130,7 @@ func benchPebbleBackend(b *testing.B, nKeys int) {
 			defer done()
 			b.ReportAllocs()
 			b.ResetTimer()
-			defer reportCPU(b, cpuTime())
+			defer reportCPU(b, cputime.Process())
 			side(b, 0, b.N)
 		})
 	}
@@ -144,9 +145,9 @@ func benchPebbleBackend(b *testing.B, nKeys int) {
 		for i := 0; b.Loop(); i++ {
 			for k := range sides {
 				j := (i + k) % 2
-				start, c := time.Now(), cpuTime()
+				start, c := time.Now(), cputime.Process()
 				sides[j](b, i*ops, ops)
-				cpu[j] += cpuTime() - c
+				cpu[j] += cputime.Process() - c
 				wall[j] += time.Since(start)
 			}
 		}
@@ -159,7 +160,7 @@ func benchPebbleBackend(b *testing.B, nKeys int) {
 
 // reportCPU adds the CPU time per operation since start as cpu-ns/op.
 func reportCPU(b *testing.B, start time.Duration) {
-	if d := cpuTime() - start; d > 0 {
+	if d := cputime.Process() - start; d > 0 {
 		b.ReportMetric(float64(d.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }
