@@ -402,7 +402,7 @@ func (b *browser) find(text string, dir int) string {
 		return "no search: / searches the entries"
 	}
 	t := strings.ToLower(text)
-	pick, err := findRow(b.entries.src, b.entries.index+b.cur, dir, func(r pageRow) bool {
+	pick, limited, err := findRow(b.entries.src, b.entries.index+b.cur, dir, func(r pageRow) bool {
 		for _, c := range r.cells {
 			if strings.Contains(strings.ToLower(c), t) {
 				return true
@@ -414,7 +414,7 @@ func (b *browser) find(text string, dir int) string {
 		return err.Error()
 	}
 	if pick.index < 0 {
-		return fmt.Sprintf("no entry with %q", text)
+		return notFound("entry", "entries", text, limited)
 	}
 	b.entries.seek(pick.kg, pick.skip, pick.index)
 	b.cur = 0

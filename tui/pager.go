@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"iter"
 
 	"streamdbg/runtime/session"
@@ -196,16 +197,18 @@ type place struct{ kg, skip, index int }
 
 // findRow finds the row after index at (dir > 0) or before it (dir < 0)
 // that match accepts, wrapping around; index -1: none. It reads the rows
-// in key-group order from the start, at most searchLimit of them.
-func findRow(src rowSource, at, dir int, match func(pageRow) bool) (place, error) {
+// in key-group order from the start, at most searchLimit of them; limited
+// says that it stopped there, before the end of the table.
+func findRow(src rowSource, at, dir int, match func(pageRow) bool) (pl place, limited bool, err error) {
 	none := place{index: -1}
 	first, before, after := none, none, none
 	kg, skip, index := -1, 0, 0
 	for r, err := range src.rows(src.first()) {
 		if err != nil {
-			return none, err
+			return none, false, err
 		}
 		if index >= searchLimit {
+			limited = true
 			break
 		}
 		if r.kg != kg {
@@ -232,11 +235,11 @@ func findRow(src rowSource, at, dir int, match func(pageRow) bool) (place, error
 	}
 	switch {
 	case dir > 0 && after.index >= 0:
-		return after, nil
+		return after, limited, nil
 	case dir > 0:
-		return first, nil // wrap around
+		return first, limited, nil // wrap around
 	case before.index >= 0:
-		return before, nil
+		return before, limited, nil
 	}
 	// Back from before the first match: wrap to the last one (which is
 	// after at, when there is one, or the first).
@@ -258,5 +261,15 @@ func findRow(src rowSource, at, dir int, match func(pageRow) bool) (place, error
 			index++
 		}
 	}
-	return last, nil
+	return last, limited, nil
+}
+
+// notFound is the message of a search that found nothing: within the
+// rows it read when it stopped at searchLimit, with the way to find a row
+// anywhere (a filter reads only the key groups its keys pin).
+func notFound(what, whats, text string, limited bool) string {
+	if limited {
+		return fmt.Sprintf("no %s with %q in the first %s (a search reads no more; f filters the whole table, e.g. key = '…')", what, text, plural(int64(searchLimit), what, whats))
+	}
+	return fmt.Sprintf("no %s with %q", what, text)
 }

@@ -46,9 +46,11 @@ var sortNames = [...]string{"", "key", "value", "changed first"}
 // kept, so a stop recounts only what it changed).
 const (
 	sortLimit   = 100_000
-	searchLimit = 1_000_000
 	countBudget = 20_000
 )
+
+// searchLimit is a variable for tests only.
+var searchLimit = 1_000_000
 
 // statePane shows one operator's state in one subtask as a paged table.
 type statePane struct {
@@ -640,12 +642,12 @@ func (p *statePane) find(text string, dir int) string {
 		}
 		return fmt.Sprintf("no row with %q", text)
 	}
-	pick, err := findRow(p.pager.src, at, dir, match)
+	pick, limited, err := findRow(p.pager.src, at, dir, match)
 	if err != nil {
 		return err.Error()
 	}
 	if pick.index < 0 {
-		return fmt.Sprintf("no row with %q", text)
+		return notFound("row", "rows", text, limited)
 	}
 	p.pager.seek(pick.kg, pick.skip, pick.index)
 	p.cur = 0

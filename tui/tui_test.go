@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -370,5 +371,31 @@ func TestBrowserUnknownFigures(t *testing.T) {
 	}
 	if strings.Contains(pane, " 0    │") {
 		t.Errorf("a figure shows as 0:\n%s", pane)
+	}
+}
+
+// TestSearchSaysWhereItStopped: a search that reads searchLimit rows
+// without a match says it stopped there and how to find a row anywhere,
+// never a bare "no entry" about rows it did not read.
+func TestSearchSaysWhereItStopped(t *testing.T) {
+	b, _ := newTestBrowser(t, ordersSavepoint(t))
+	b.SetSize(120, 40)
+	b.focus = 1
+	if len(b.entries.page) < 12 {
+		t.Fatalf("the first state has %d entries, want ≥ 12", len(b.entries.page))
+	}
+	want := b.entries.page[10].cells[2] // the key of the 11th entry
+	old := searchLimit
+	t.Cleanup(func() { searchLimit = old })
+	searchLimit = 5
+	if got := b.find(want, 1); got != fmt.Sprintf("no entry with %q in the first 5 entries (a search reads no more; f filters the whole table, e.g. key = '…')", want) {
+		t.Fatalf("search past the limit: %q", got)
+	}
+	searchLimit = old
+	if got := b.find(want, 1); !strings.HasPrefix(got, fmt.Sprintf("%q: entry ", want)) {
+		t.Fatalf("search within the limit: %q", got)
+	}
+	if got := b.find("no-such-text", 1); got != `no entry with "no-such-text"` {
+		t.Fatalf("search of the whole table: %q", got)
 	}
 }
