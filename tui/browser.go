@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -57,6 +58,7 @@ type browser struct {
 	cur     int
 	filter  string
 	cond    *query.Compiled
+	pins    map[string][]any // what the filter pins (query.Pinned)
 	query   string
 
 	prompt  *prompt
@@ -161,6 +163,7 @@ func (b *browser) choose() {
 		src = &savepointTimers{sp: b.sp, meta: m, domain: session.TimerDomain(m.Name), maxKG: max(1, op.MaxParallelism) - 1, cond: b.cond}
 	case m.Scope == "keyed":
 		src = &savepointKeyed{sp: b.sp, meta: m, maxKG: max(1, op.MaxParallelism) - 1, cond: b.cond}
+		src.(*savepointKeyed).pin(b.pins)
 	default:
 		src = &savepointOperator{sp: b.sp, meta: m, cond: b.cond}
 	}
@@ -309,7 +312,7 @@ func (b *browser) key(k tea.KeyPressMsg) tea.Cmd {
 			b.sel = len(b.items) - 1
 		}
 		// A filter belongs to the entries of the state it was typed for.
-		b.filter, b.cond = "", nil
+		b.filter, b.cond, b.pins = "", nil, nil
 		b.choose()
 	case b.focus == 0 && key.Matches(k, km.Enter):
 		b.focus = 1
@@ -424,12 +427,12 @@ func (b *browser) find(text string, dir int) string {
 func (b *browser) submit(p promptMsg) tea.Cmd {
 	switch p.mode {
 	case "filter":
-		c, err := compileFilter(p.line)
+		c, pins, err := compileFilterPins(p.line)
 		if err != nil {
 			b.showError(p.line, err)
 			return nil
 		}
-		b.filter, b.cond, b.status = p.line, c, ""
+		b.filter, b.cond, b.pins, b.status = p.line, c, pins, ""
 		b.focus = 1
 		b.choose()
 	case "search":
@@ -683,11 +686,57 @@ func (b *browser) entriesView(w, h int) string {
 }
 
 // savepointKeyed reads one keyed state of a savepoint from a key group on.
+// A filter that pins keys (key = 'key_662') reads only their key groups,
+// looking up those keys there, as a query does; cond still decides.
 type savepointKeyed struct {
 	sp    *session.Savepoint
 	meta  session.StateMeta
 	maxKG int
 	cond  *query.Compiled
+	keys  []any // pinned keys, nil for all
+	only  []int // their key groups, sorted; nil for all
+}
+
+// pin narrows the scan to the filter's pinned keys and key groups, when
+// every pinned key maps to a key group of this state's key type (else the
+// scan reads everything and the filter alone decides).
+func (s *savepointKeyed) pin(pins map[string][]any) {
+	var groups []int
+	restricted := false
+	if vals, ok := pins["key_group"]; ok {
+		restricted = true
+		for _, v := range vals {
+			if n, ok := v.(int64); ok && n >= 0 && n <= int64(s.maxKG) {
+				groups = append(groups, int(n))
+			}
+		}
+	}
+	if keys, ok := pins["key"]; ok && len(keys) > 0 {
+		var byKey []int
+		for _, k := range keys {
+			kg, ok := s.sp.KeyGroupOf(s.meta.OperatorID, s.meta.KeyType, k)
+			if !ok {
+				byKey = nil
+				break
+			}
+			byKey = append(byKey, kg)
+		}
+		if byKey != nil {
+			s.keys = keys
+			if restricted {
+				groups = slices.DeleteFunc(groups, func(g int) bool { return !slices.Contains(byKey, g) })
+			} else {
+				groups, restricted = byKey, true
+			}
+		}
+	}
+	if restricted {
+		slices.Sort(groups)
+		s.only = slices.Compact(groups)
+		if s.only == nil {
+			s.only = []int{}
+		}
+	}
 }
 
 func (s *savepointKeyed) first() int { return 0 }
@@ -696,22 +745,54 @@ func (s *savepointKeyed) last() int  { return s.maxKG }
 func (s *savepointKeyed) rows(from int) iter.Seq2[pageRow, error] {
 	return func(yield func(pageRow, error) bool) {
 		kgs := keyGroupsFrom(from, s.maxKG)
-		for r, err := range s.sp.Keyed(s.meta.OperatorID, s.meta.Name, kgs, nil) {
-			if err != nil {
-				yield(pageRow{}, err)
+		if s.only != nil {
+			kgs = kgs[:0]
+			for _, g := range s.only {
+				if g >= from {
+					kgs = append(kgs, g)
+				}
+			}
+			if len(kgs) == 0 {
 				return
 			}
-			if ok, err := passes(s.cond, r, keyedEnv); err != nil {
-				yield(pageRow{}, err)
-				return
-			} else if !ok {
-				continue
-			}
-			if !yield(pageRow{kg: r.KeyGroup, row: r, cells: []string{strconv.Itoa(r.KeyGroup), strconv.Itoa(r.Subtask), show(r.Key), show(r.Namespace), show(r.UserKey), show(r.Value)}}, nil) {
+		}
+		// A page needs a few rows: without a filter the key groups are read
+		// one call each, so the scan holds one key group's rows, not the
+		// several it reads ahead on all cores (a filter that pins nothing
+		// reads on, where reading ahead pays).
+		step := len(kgs)
+		if s.cond == nil {
+			step = 1
+		}
+		for len(kgs) > 0 {
+			batch := kgs[:step]
+			kgs = kgs[step:]
+			if !s.scan(batch, yield) {
 				return
 			}
 		}
 	}
+}
+
+// scan yields the rows of some key groups that pass the filter; false:
+// stop (the consumer is done, or an error was yielded).
+func (s *savepointKeyed) scan(kgs []int, yield func(pageRow, error) bool) bool {
+	for r, err := range s.sp.Keyed(s.meta.OperatorID, s.meta.Name, kgs, s.keys) {
+		if err != nil {
+			yield(pageRow{}, err)
+			return false
+		}
+		if ok, err := passes(s.cond, r, keyedEnv); err != nil {
+			yield(pageRow{}, err)
+			return false
+		} else if !ok {
+			continue
+		}
+		if !yield(pageRow{kg: r.KeyGroup, row: r, cells: []string{strconv.Itoa(r.KeyGroup), strconv.Itoa(r.Subtask), show(r.Key), show(r.Namespace), show(r.UserKey), show(r.Value)}}, nil) {
+			return false
+		}
+	}
+	return true
 }
 
 // figure is a count, or "-" when the reader does not know it (never a 0

@@ -12,14 +12,30 @@ var filterNames = []string{"operator_name", "subtask", "key_group", "state_name"
 // compileFilter compiles an `f` expression over a row's columns; "" is no
 // filter. Errors are query errors with a position, for the caret.
 func compileFilter(text string) (*query.Compiled, error) {
+	c, _, err := compileFilterPins(text)
+	return c, err
+}
+
+// compileFilterPins is compileFilter with the values the filter's top-level
+// AND pins (key = 'a' OR key = 'b' pins key to both), which a savepoint
+// scan reads from their key groups only.
+func compileFilterPins(text string) (*query.Compiled, map[string][]any, error) {
 	if text == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	e, err := query.ParseExpr(text)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return query.CompileExpr(e, filterNames)
+	c, err := query.CompileExpr(e, filterNames)
+	if err != nil {
+		return nil, nil, err
+	}
+	pins, err := query.Pinned(e)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, pins, nil
 }
 
 // The env builders below allocate a map per row: callers build one only

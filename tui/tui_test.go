@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -397,5 +398,85 @@ func TestSearchSaysWhereItStopped(t *testing.T) {
 	}
 	if got := b.find("no-such-text", 1); got != `no entry with "no-such-text"` {
 		t.Fatalf("search of the whole table: %q", got)
+	}
+}
+
+// TestBrowserFilterReadsPinnedKeyGroups: a filter that pins keys reads
+// only their key groups (the browser answers key = 'key_662' on a large
+// savepoint at once), with the same rows as reading everything.
+func TestBrowserFilterReadsPinnedKeyGroups(t *testing.T) {
+	b, _ := newTestBrowser(t, ordersSavepoint(t))
+	b.SetSize(120, 40)
+	for i, it := range b.items {
+		if it.meta.Name == "total" {
+			b.sel = i
+		}
+	}
+	if b.items[b.sel].meta.Name != "total" {
+		t.Fatal("no state total")
+	}
+	all := func() []pageRow {
+		src := b.entries.src
+		var out []pageRow
+		for r, err := range src.rows(src.first()) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, r)
+		}
+		return out
+	}
+	b.choose()
+	every := all()
+	if len(every) < 3 {
+		t.Fatalf("total has %d entries", len(every))
+	}
+	k1, k2 := every[0].row.Key.(string), every[len(every)-1].row.Key.(string)
+	for _, c := range []struct {
+		filter string
+		groups int // key groups read; -1: all (nothing pinned)
+	}{
+		{fmt.Sprintf("key = '%s'", k1), 1},
+		{fmt.Sprintf("key IN ('%s', '%s')", k1, k2), len(slices.Compact([]int{every[0].kg, every[len(every)-1].kg}))},
+		{fmt.Sprintf("key = '%s' AND value > 0", k2), 1},
+		{fmt.Sprintf("key_group = %d", every[0].kg), 1},
+		{fmt.Sprintf("key = '%s' AND key_group = %d", k1, every[0].kg), 1},
+		{fmt.Sprintf("key = '%s' AND key_group = %d", k1, (every[0].kg+1)%128), 0},
+		{"key = 'nosuchkey'", 1},
+		{fmt.Sprintf("key = '%s' OR key = '%s'", k1, k2), -1}, // OR pins nothing
+		{"value > 0", -1},
+	} {
+		f := c.filter
+		cond, pins, err := compileFilterPins(f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		b.filter, b.cond, b.pins = f, cond, pins
+		b.choose()
+		got := all()
+		src := b.entries.src.(*savepointKeyed)
+		// The reference: every row, the filter applied to each.
+		var want []pageRow
+		for _, r := range every {
+			if ok, err := passes(cond, r.row, keyedEnv); err != nil {
+				t.Fatal(err)
+			} else if ok {
+				want = append(want, r)
+			}
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d rows, want %d", f, len(got), len(want))
+		}
+		for i := range got {
+			if got[i].kg != want[i].kg || strings.Join(got[i].cells, "|") != strings.Join(want[i].cells, "|") {
+				t.Fatalf("%s: row %d = %v, want %v", f, i, got[i].cells, want[i].cells)
+			}
+		}
+		switch {
+		case c.groups < 0 && src.only != nil:
+			t.Errorf("%s: reads only key groups %v, want all", f, src.only)
+		case c.groups >= 0 && (src.only == nil || len(src.only) != c.groups):
+			t.Errorf("%s: reads key groups %v (nil: all), want %d", f, src.only, c.groups)
+		}
 	}
 }
