@@ -180,7 +180,8 @@ func BenchmarkBack(b *testing.B) {
 // plain-trace take no checkpoint (the interval is beyond the run), so they
 // measure the step itself, with and without the trace the TUI reads;
 // interval-1000 has the default checkpoint interval, so every 1000th Next
-// also snapshots all 1M keys and the figure is the amortised cost.
+// also takes a checkpoint (an incremental mark of the backends, not a copy
+// of the 1M keys) and the figure is the amortised cost.
 func BenchmarkSessionNext(b *testing.B) {
 	for _, bc := range []struct {
 		name     string
