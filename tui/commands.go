@@ -184,8 +184,32 @@ func queryText(line string) string {
 	return args
 }
 
-// done takes a background command's result and the session back.
+// done takes a background command's result and the session back, then
+// runs the keys typed meanwhile, until one starts a command again. A
+// command that failed (or a job that failed) drops them: what they meant
+// to do no longer follows.
 func (m *Model) done(d doneMsg) tea.Cmd {
+	cmd := m.result(d)
+	if len(m.ahead) == 0 {
+		return cmd
+	}
+	if d.err != nil || m.view.Stop.Failure != nil {
+		n := len(m.ahead)
+		m.ahead = nil
+		m.setStatus(m.status+fmt.Sprintf(" (%s typed meanwhile dropped)", plural(int64(n), "key", "keys")), true)
+		return cmd
+	}
+	cmds := []tea.Cmd{cmd}
+	for len(m.ahead) > 0 && m.busy == nil {
+		k := m.ahead[0]
+		m.ahead = m.ahead[1:]
+		cmds = append(cmds, m.key(k))
+	}
+	return tea.Batch(cmds...)
+}
+
+// result takes a background command's result and the session back.
+func (m *Model) result(d doneMsg) tea.Cmd {
 	m.busy = nil
 	m.state.frozen = false
 	m.refresh()

@@ -57,7 +57,8 @@ type Model struct {
 	bpList       bool // the overlay is the breakpoint list
 	browser      *browser
 	busy         *background
-	count        string // a count typed before N
+	ahead        []tea.KeyPressMsg // keys typed while busy, run after it (type-ahead)
+	count        string            // a count typed before N
 	status       string
 	statusErr    bool
 	// panics counts panics recovered in Update (a bug: tests assert none);
@@ -157,17 +158,28 @@ func (m *Model) Update(msg tea.Msg) (_ tea.Model, cmd tea.Cmd) {
 	return m, nil
 }
 
-// key handles a key press: a running command takes only interrupts, the
+// maxAhead bounds the keys typed ahead while a command runs.
+const maxAhead = 32
+
+// key handles a key press: a running command takes interrupts and queues
+// the other keys (type-ahead, run when it is done), the
 // prompt and overlays come first, then the debugger's keys, then the
 // focused pane's.
 func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case m.busy != nil:
-		if key.Matches(k, m.keys.Interrupt) {
+		switch {
+		case key.Matches(k, m.keys.Interrupt):
 			m.busy.cancel()
+			m.ahead = nil
 			m.setStatus("interrupting…", false)
-		} else {
-			m.setStatus(fmt.Sprintf("%q waits: %s is running (esc or ctrl+c interrupts it)", k.String(), m.busy.line), false)
+		case len(m.ahead) < maxAhead:
+			// Type-ahead, as a terminal keeps it: n n n typed faster than
+			// each next runs is three nexts.
+			m.ahead = append(m.ahead, k)
+			m.setStatus(fmt.Sprintf("%s queued: %s is running (esc or ctrl+c interrupts it and drops them)", plural(int64(len(m.ahead)), "key", "keys"), m.busy.line), false)
+		default:
+			m.setStatus(fmt.Sprintf("%q dropped: %d keys are queued while %s runs (esc or ctrl+c interrupts it)", k.String(), maxAhead, m.busy.line), false)
 		}
 		return nil
 	case m.prompt.active():

@@ -211,7 +211,8 @@ func TestKeys(t *testing.T) {
 }
 
 // A run in the background is interrupted by esc without quitting; other
-// keys say why they wait, and the header follows the run's progress.
+// keys are queued (type-ahead, which esc drops) and say so, and the header
+// follows the run's progress.
 func TestInterrupt(t *testing.T) {
 	m := newModel(t, 120, 40)
 	_, cmd := m.Update(keyMsg("c"))
@@ -224,7 +225,7 @@ func TestInterrupt(t *testing.T) {
 	if _, c := m.Update(keyMsg("n")); c != nil {
 		t.Fatal("n started a second command while running")
 	}
-	if !strings.Contains(m.status, `"n" waits: continue is running`) {
+	if !strings.Contains(m.status, "1 key queued: continue is running") {
 		t.Fatalf("a key while running gives no feedback: %q", m.status)
 	}
 	_, c := m.Update(keyMsg("esc"))
@@ -478,5 +479,79 @@ func TestBrowserFilterReadsPinnedKeyGroups(t *testing.T) {
 		case c.groups >= 0 && (src.only == nil || len(src.only) != c.groups):
 			t.Errorf("%s: reads key groups %v (nil: all), want %d", f, src.only, c.groups)
 		}
+	}
+}
+
+// TestTypeAhead: keys typed while a command runs are kept and run after it,
+// in order (n n n typed faster than each next runs is three nexts); an
+// interrupt drops them, and so does a command that fails.
+func TestTypeAhead(t *testing.T) {
+	// runBusy starts n, then types keys while it is running (before its
+	// command has run), then lets everything finish.
+	runBusy := func(m *Model, keys ...string) {
+		t.Helper()
+		_, cmd := m.Update(keyMsg("n"))
+		if m.busy == nil {
+			t.Fatal("n did not start a background command")
+		}
+		for _, k := range keys {
+			m.Update(keyMsg(k))
+		}
+		drain(t, m, cmd)
+	}
+	m := newModel(t, 120, 40)
+	runBusy(m, "n", "n")
+	if m.view.Position != 3 || len(m.ahead) != 0 {
+		t.Fatalf("n with n n typed ahead: position %d, %d keys left, want 3 and 0", m.view.Position, len(m.ahead))
+	}
+	// Type-ahead keeps counts and other keys too: 5 N is next 5.
+	runBusy(m, "5", "N")
+	if m.view.Position != 9 {
+		t.Fatalf("n with 5N typed ahead: position %d, want 9", m.view.Position)
+	}
+
+	// An interrupt drops what was typed ahead.
+	m = newModel(t, 120, 40)
+	_, cmd := m.Update(keyMsg("n"))
+	m.Update(keyMsg("n"))
+	m.Update(keyMsg("esc"))
+	if len(m.ahead) != 0 {
+		t.Fatalf("esc left %d keys queued", len(m.ahead))
+	}
+	drain(t, m, cmd)
+	if m.view.Position > 1 { // the first n may have been interrupted too
+		t.Fatalf("n, n, esc: position %d, want the queued n dropped", m.view.Position)
+	}
+
+	// A queue is bounded.
+	m = newModel(t, 120, 40)
+	_, cmd = m.Update(keyMsg("n"))
+	for range maxAhead + 5 {
+		m.Update(keyMsg("n"))
+	}
+	if len(m.ahead) != maxAhead || !strings.Contains(m.status, "dropped") {
+		t.Fatalf("%d keys queued (status %q), want %d and a dropped key said", len(m.ahead), m.status, maxAhead)
+	}
+	drain(t, m, cmd)
+	if m.view.Position != 1+maxAhead {
+		t.Fatalf("position %d, want %d", m.view.Position, 1+maxAhead)
+	}
+}
+
+// TestTypeAheadDroppedAfterAFailure: a job that fails drops the keys typed
+// while it ran, and says so.
+func TestTypeAheadDroppedAfterAFailure(t *testing.T) {
+	m := New(newSession(t, "wordcount", runtime.Options{FailAt: 2}), Options{NoColor: true})
+	m.SetSize(120, 40)
+	press(t, m, "n")
+	_, cmd := m.Update(keyMsg("n")) // reads record 2: the job fails there
+	m.Update(keyMsg("n"))
+	m.Update(keyMsg("n"))
+	drain(t, m, cmd)
+	if m.view.Stop.Failure == nil {
+		t.Fatalf("no failure at record 2: %+v", m.view.Stop)
+	}
+	if len(m.ahead) != 0 || !strings.Contains(m.status, "2 keys typed meanwhile dropped") {
+		t.Fatalf("after the failure: %d keys queued, status %q", len(m.ahead), m.status)
 	}
 }
