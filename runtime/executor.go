@@ -546,6 +546,10 @@ type StepInfo struct {
 	// Input is the input of a two-input operator a record step took its
 	// record from: 1 or 2 (0 for one-input operators).
 	Input int
+	// Timestamp is a record step's event timestamp (epoch milliseconds),
+	// when the record has one (HasTimestamp).
+	Timestamp    int64
+	HasTimestamp bool
 }
 
 // Next reads one source event and runs everything it causes until all
@@ -809,6 +813,7 @@ func (e *Executor) run(st *subtask, inst *opInstance, w work, info *StepInfo) er
 		return err
 	case wRecord:
 		info.Kind = "record"
+		info.Timestamp, info.HasTimestamp = w.rec.Timestamp, w.rec.HasTimestamp
 		if e.describe || e.trace != nil {
 			info.Record = plainValue(w.rec.Value)
 		}

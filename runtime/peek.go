@@ -25,6 +25,7 @@ func (e *Executor) Peek() (info StepInfo, ok bool) {
 	switch w.kind {
 	case wRecord:
 		info.Kind, info.Record = "record", plainValue(w.rec.Value)
+		info.Timestamp, info.HasTimestamp = w.rec.Timestamp, w.rec.HasTimestamp
 		if inst.keyed != nil {
 			key := w.key
 			if key == nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 
 	"streamdbg/query"
 	"streamdbg/runtime"
@@ -111,7 +112,8 @@ func (s *Session) AddBreakpoint(at, when string) (*Breakpoint, error) {
 
 // SetBreakpoint sets a breakpoint. At names an operator (checked against
 // the plan); When is an expression of the query language over key, value
-// (= record), operator, subtask, timestamp and state (the current key's
+// (= record), operator, subtask, timestamp (the record's event time, NULL
+// without one) and state (the current key's
 // state values of that operator by name: state.count). The states a
 // condition names are checked against the operator's: a condition that
 // could never hold is refused, not kept silently.
@@ -365,7 +367,13 @@ func (e *stepEnv) Lookup(name string) (any, bool) {
 	case "subtask":
 		return int64(e.info.Subtask), true
 	case "timestamp":
-		return nil, true
+		// The record's event time, compared with RFC 3339 strings
+		// (timestamp >= '2026-03-01T12:00:05Z'); NULL for a record
+		// without one and for the record a source step reads.
+		if !e.info.HasTimestamp {
+			return nil, true
+		}
+		return time.UnixMilli(e.info.Timestamp).UTC(), true
 	case "state":
 		if e.st == nil {
 			e.st = e.s.currentKeyState(e.info)

@@ -366,3 +366,25 @@ func TestRestoreOptionsAndFlink(t *testing.T) {
 		t.Fatalf("restore --allow-non-restored-state: %v", err)
 	}
 }
+
+// A condition on timestamp sees the record's event time (compared with an
+// RFC 3339 string) and NULL where a record has none.
+func TestBreakOnTimestamp(t *testing.T) {
+	s := newJobSession(t, "clicks", session.Options{})
+	ctx := context.Background()
+	// clicks.jsonl: 12:00:01, 12:00:02, 12:00:04, 12:00:09.500, 12:00:11, ...
+	exec(t, s, ctx, "break at count when timestamp >= '2026-03-01T12:00:09Z'")
+	r := exec(t, s, ctx, "continue")
+	if r.Stop.Reason != session.ReasonBreakpoint || r.Stop.Position != 4 {
+		t.Fatalf("continue: %s at record %d, want the breakpoint at record 4 (12:00:09.500)", r.Stop.Reason, r.Stop.Position)
+	}
+	// wordcount's records carry no timestamp: the condition is NULL, never
+	// true, and the run goes to the end.
+	w := newJobSession(t, "wordcount", session.Options{})
+	exec(t, w, ctx, "break at count when timestamp IS NULL AND key = 'flink'")
+	exec(t, w, ctx, "break at count when timestamp > '2000-01-01'")
+	r = exec(t, w, ctx, "continue")
+	if r.Stop.Reason != session.ReasonBreakpoint || r.Stop.Breakpoint.ID != 1 {
+		t.Fatalf("wordcount: stopped %s at %+v, want breakpoint #1 (timestamp IS NULL)", r.Stop.Reason, r.Stop.Breakpoint)
+	}
+}
