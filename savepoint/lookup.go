@@ -2,9 +2,7 @@ package savepoint
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 
 	"streamdbg/state"
@@ -168,21 +166,7 @@ func (m *rowMaker) block(s *Savepoint, u scanUnit, path string, b []byte, off in
 // readRun reads [off, off+size) of the open file into dst when it is large
 // enough, else into a new buffer; the caller checks the blocks in it.
 func (r *sectionReader) readRun(dst []byte, off, size int64) ([]byte, error) {
-	path := r.s.fs.PathJoin(r.s.dir, r.name)
 	// INVARIANT: the run lies inside a section validate bounded, and
 	// DecodeGroupIndex checked that its blocks lie inside the section.
-	var b []byte
-	if int64(cap(dst)) >= size {
-		b = dst[:size]
-	} else {
-		b = make([]byte, size)
-	}
-	n, err := r.f.ReadAt(b, off)
-	if int64(n) < size {
-		if err == nil || errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("savepoint: %s: blocks at offset %d: file ends after %d of their %d bytes: %w", path, off, n, size, ErrChecksum)
-		}
-		return nil, fmt.Errorf("savepoint: %s: blocks at offset %d: %w", path, off, err)
-	}
-	return b, nil
+	return r.readAt(dst, off, size, "blocks")
 }

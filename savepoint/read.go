@@ -226,6 +226,21 @@ func (r *sectionReader) read(off, size int64, crc uint32, what section) ([]byte,
 func (r *sectionReader) readInto(dst []byte, off, size int64, crc uint32, what section) ([]byte, error) {
 	// INVARIANT: size ≤ maxSection and off+size ≤ the file size recorded
 	// in _metadata (validate), so this allocation is bounded.
+	b, err := r.readAt(dst, off, size, what)
+	if err != nil {
+		return nil, err
+	}
+	if got := state.CRC32C(b); got != crc {
+		path := r.s.fs.PathJoin(r.s.dir, r.name)
+		return nil, fmt.Errorf("savepoint: %s: %s at offset %d (%d bytes): %w (crc32c %08x, _metadata says %08x)", path, what, off, size, ErrChecksum, got, crc)
+	}
+	return b, nil
+}
+
+// readAt reads [off, off+size) of the open file into dst when it is large
+// enough, else into a new buffer; what names the bytes in errors (a file
+// that ends early is a checksum error: its bytes are not all there).
+func (r *sectionReader) readAt(dst []byte, off, size int64, what any) ([]byte, error) {
 	var b []byte
 	if int64(cap(dst)) >= size {
 		b = dst[:size]
@@ -239,10 +254,6 @@ func (r *sectionReader) readInto(dst []byte, off, size int64, crc uint32, what s
 			return nil, fmt.Errorf("savepoint: %s: %s at offset %d: file ends after %d of its %d bytes: %w", path, what, off, n, size, ErrChecksum)
 		}
 		return nil, fmt.Errorf("savepoint: %s: %s at offset %d: %w", path, what, off, err)
-	}
-	if got := state.CRC32C(b); got != crc {
-		path := r.s.fs.PathJoin(r.s.dir, r.name)
-		return nil, fmt.Errorf("savepoint: %s: %s at offset %d (%d bytes): %w (crc32c %08x, _metadata says %08x)", path, what, off, size, ErrChecksum, got, crc)
 	}
 	return b, nil
 }

@@ -22,27 +22,7 @@ func (s *Session) StepIntoInput(operator string, subtask, input int) (*Stop, err
 	if err != nil {
 		return nil, err
 	}
-	s.pendingBefore = false
-	s.mark()
-	c := s.newCollector()
-	info, err := s.exec.StepIntoInput(t.Index, subtask, input)
-	if err != nil {
-		return c.failed(err)
-	}
-	info = c.sourceRecord(info)
-	c.steps, c.last = 1, info
-	if err := s.afterNext(); err != nil {
-		return nil, err
-	}
-	if bp, err := s.checkBreakpoints(info, false); err != nil {
-		return c.stop(ReasonBreakError, err.Error()), nil
-	} else if bp != nil {
-		return c.breakAt(bp, false), nil
-	}
-	if s.exec.Finished() {
-		return c.stop(ReasonEnd, "the input ended"), nil
-	}
-	return c.stop(ReasonStep, describeStep(info)), nil
+	return s.stepOne(func() (runtime.StepInfo, error) { return s.exec.StepIntoInput(t.Index, subtask, input) })
 }
 
 // twoInputTask finds the task of a two-input operator by name or uid, or

@@ -263,10 +263,17 @@ func (s *Session) StepInto() (*Stop, error) {
 	if err := s.usable(); err != nil {
 		return nil, err
 	}
+	return s.stepOne(s.exec.StepInto)
+}
+
+// stepOne runs one step taken by take (StepInto, or StepIntoInput's) as a
+// command: marked for back, its trace collected, the breakpoints after it
+// checked.
+func (s *Session) stepOne(take func() (runtime.StepInfo, error)) (*Stop, error) {
 	s.pendingBefore = false
 	s.mark()
 	c := s.newCollector()
-	info, err := s.exec.StepInto()
+	info, err := take()
 	if err != nil {
 		return c.failed(err)
 	}
