@@ -1,6 +1,9 @@
 package state
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // DefaultMaxParallelism is the number of key groups of a job that does not
 // set one (Flink's default for small jobs).
@@ -90,4 +93,47 @@ func KeyGroupRangeFor(maxParallelism, parallelism, index int) KeyGroupRange {
 // computeOperatorIndexForKeyGroup).
 func SubtaskFor(maxParallelism, parallelism, kg int) int {
 	return kg * parallelism / maxParallelism
+}
+
+// PinnedKeyGroups is the key groups a filter's pinned values allow (pins as
+// query.Pinned gives them: "key_group" and "key" each pinned to a list of
+// values), sorted and without repeats; nil when nothing pins them, empty
+// when the pins leave none. keyGroupOf maps a key literal to its group;
+// when one of the keys cannot be mapped the keys pin nothing, and
+// keysPinned is false (the scan must read every key group of the others
+// and leave the keys to the filter).
+func PinnedKeyGroups(pins map[string][]any, maxParallelism int, keyGroupOf func(key any) (int, bool)) (groups []int, keysPinned bool) {
+	restricted := false
+	if vals, ok := pins["key_group"]; ok {
+		restricted = true
+		for _, v := range vals {
+			if n, ok := v.(int64); ok && n >= 0 && n < int64(maxParallelism) {
+				groups = append(groups, int(n))
+			}
+		}
+	}
+	if keys, ok := pins["key"]; ok && len(keys) > 0 {
+		byKey := make([]int, 0, len(keys))
+		for _, k := range keys {
+			kg, ok := keyGroupOf(k)
+			if !ok {
+				byKey = nil
+				break
+			}
+			byKey = append(byKey, kg)
+		}
+		if byKey != nil {
+			keysPinned = true
+			if restricted {
+				groups = slices.DeleteFunc(groups, func(g int) bool { return !slices.Contains(byKey, g) })
+			} else {
+				groups, restricted = byKey, true
+			}
+		}
+	}
+	if !restricted {
+		return nil, keysPinned
+	}
+	slices.Sort(groups)
+	return slices.Compact(append([]int{}, groups...)), keysPinned
 }

@@ -1,6 +1,9 @@
 package state
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestMurmurHashIntMatchesFlink(t *testing.T) {
 	// Long keys 0..9 with maxParallelism 128 fall in these groups in Flink
@@ -67,6 +70,37 @@ func TestKeyGroupForIsStable(t *testing.T) {
 		}
 		if got := KeyGroupForHash(tc.javaHash, 32768); got != tc.flink32768 {
 			t.Errorf("%q: Flink key group %d of 32768, want %d", tc.key, got, tc.flink32768)
+		}
+	}
+}
+
+func TestPinnedKeyGroups(t *testing.T) {
+	// Keys "a".."z" map to their letter's index; "?" cannot be mapped.
+	kgOf := func(k any) (int, bool) {
+		s, ok := k.(string)
+		if !ok || len(s) != 1 || s[0] < 'a' || s[0] > 'z' {
+			return 0, false
+		}
+		return int(s[0] - 'a'), true
+	}
+	for _, c := range []struct {
+		name       string
+		pins       map[string][]any
+		want       []int // nil: every key group
+		keysPinned bool
+	}{
+		{"nothing", map[string][]any{}, nil, false},
+		{"keys", map[string][]any{"key": {"c", "a", "c"}}, []int{0, 2}, true},
+		{"key groups", map[string][]any{"key_group": {int64(5), int64(3), int64(200), int64(-1)}}, []int{3, 5}, false},
+		{"both", map[string][]any{"key": {"c", "d"}, "key_group": {int64(3), int64(7)}}, []int{3}, true},
+		{"both, disjoint", map[string][]any{"key": {"c"}, "key_group": {int64(7)}}, []int{}, true},
+		{"an unmapped key pins nothing", map[string][]any{"key": {"a", "?"}}, nil, false},
+		{"an unmapped key leaves the key groups", map[string][]any{"key": {"?"}, "key_group": {int64(4)}}, []int{4}, false},
+		{"key groups outside the range only", map[string][]any{"key_group": {int64(128)}}, []int{}, false},
+	} {
+		got, kp := PinnedKeyGroups(c.pins, 128, kgOf)
+		if (got == nil) != (c.want == nil) || !slices.Equal(got, c.want) || kp != c.keysPinned {
+			t.Errorf("%s: %v (nil %v), keys pinned %v; want %v (nil %v), %v", c.name, got, got == nil, kp, c.want, c.want == nil, c.keysPinned)
 		}
 	}
 }

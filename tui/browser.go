@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -404,24 +403,11 @@ func (b *browser) find(text string, dir int) string {
 	if text == "" || b.entries == nil {
 		return "no search: / searches the entries"
 	}
-	t := strings.ToLower(text)
-	pick, limited, err := findRow(b.entries.src, b.entries.index+b.cur, dir, func(r pageRow) bool {
-		for _, c := range r.cells {
-			if strings.Contains(strings.ToLower(c), t) {
-				return true
-			}
-		}
-		return false
-	})
-	if err != nil {
-		return err.Error()
+	msg, found := b.entries.find(b.entries.index+b.cur, dir, text, "entry", "entries")
+	if found {
+		b.cur = 0
 	}
-	if pick.index < 0 {
-		return notFound("entry", "entries", text, limited)
-	}
-	b.entries.seek(pick.kg, pick.skip, pick.index)
-	b.cur = 0
-	return fmt.Sprintf("%q: entry %d (. next, , previous)", text, pick.index+1)
+	return msg
 }
 
 func (b *browser) submit(p promptMsg) tea.Cmd {
@@ -701,41 +687,10 @@ type savepointKeyed struct {
 // every pinned key maps to a key group of this state's key type (else the
 // scan reads everything and the filter alone decides).
 func (s *savepointKeyed) pin(pins map[string][]any) {
-	var groups []int
-	restricted := false
-	if vals, ok := pins["key_group"]; ok {
-		restricted = true
-		for _, v := range vals {
-			if n, ok := v.(int64); ok && n >= 0 && n <= int64(s.maxKG) {
-				groups = append(groups, int(n))
-			}
-		}
-	}
-	if keys, ok := pins["key"]; ok && len(keys) > 0 {
-		var byKey []int
-		for _, k := range keys {
-			kg, ok := s.sp.KeyGroupOf(s.meta.OperatorID, s.meta.KeyType, k)
-			if !ok {
-				byKey = nil
-				break
-			}
-			byKey = append(byKey, kg)
-		}
-		if byKey != nil {
-			s.keys = keys
-			if restricted {
-				groups = slices.DeleteFunc(groups, func(g int) bool { return !slices.Contains(byKey, g) })
-			} else {
-				groups, restricted = byKey, true
-			}
-		}
-	}
-	if restricted {
-		slices.Sort(groups)
-		s.only = slices.Compact(groups)
-		if s.only == nil {
-			s.only = []int{}
-		}
+	groups, keysPinned := s.sp.PinnedKeyGroups(s.meta.OperatorID, s.meta.KeyType, s.maxKG+1, pins)
+	s.only = groups
+	if keysPinned {
+		s.keys = pins["key"]
 	}
 }
 

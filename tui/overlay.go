@@ -253,12 +253,10 @@ func (t *tableView) find(text string, dir int) string {
 	s := strings.ToLower(text)
 	for step := 1; step <= n; step++ {
 		i := ((t.cur+dir*step)%n + n) % n
-		for _, c := range t.q.rows[i] {
-			if strings.Contains(strings.ToLower(c), s) {
-				t.cur = i
-				t.clamp()
-				return fmt.Sprintf("%q: row %d (. next, , previous)", text, i+1)
-			}
+		if anyCellHas(t.q.rows[i], s) {
+			t.cur = i
+			t.clamp()
+			return fmt.Sprintf("%q: row %d (. next, , previous)", text, i+1)
 		}
 	}
 	return fmt.Sprintf("no row with %q", text)

@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"iter"
+	"strings"
 
 	"streamdbg/runtime/session"
 )
@@ -262,6 +263,34 @@ func findRow(src rowSource, at, dir int, match func(pageRow) bool) (pl place, li
 		}
 	}
 	return last, limited, nil
+}
+
+// anyCellHas reports whether a cell contains lower, a lower-cased search
+// text: what / matches in every table.
+func anyCellHas(cells []string, lower string) bool {
+	for _, c := range cells {
+		if strings.Contains(strings.ToLower(c), lower) {
+			return true
+		}
+	}
+	return false
+}
+
+// find searches the pager's rows from index at for text (findRow, dir as
+// there) and, when it finds one, moves the pager to the match (the first
+// row of its page). msg is the status line; what and whats name a row in
+// it ("entry", "entries").
+func (p *pager) find(at, dir int, text, what, whats string) (msg string, found bool) {
+	lower := strings.ToLower(text)
+	pick, limited, err := findRow(p.src, at, dir, func(r pageRow) bool { return anyCellHas(r.cells, lower) })
+	if err != nil {
+		return err.Error(), false
+	}
+	if pick.index < 0 {
+		return notFound(what, whats, text, limited), false
+	}
+	p.seek(pick.kg, pick.skip, pick.index)
+	return fmt.Sprintf("%q: %s %d (. next, , previous)", text, what, pick.index+1), true
 }
 
 // notFound is the message of a search that found nothing: within the

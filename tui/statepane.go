@@ -618,23 +618,15 @@ func (p *statePane) find(text string, dir int) string {
 	if !p.ready || p.pager == nil && p.sorted == nil {
 		return "no state to search"
 	}
-	t := strings.ToLower(text)
-	match := func(r pageRow) bool {
-		for _, c := range r.cells {
-			if strings.Contains(strings.ToLower(c), t) {
-				return true
-			}
-		}
-		return false
-	}
 	at := p.firstIndex() + p.cur
 	if p.sorted != nil {
+		t := strings.ToLower(text)
 		if len(p.sorted) == 0 {
 			return fmt.Sprintf("no row with %q", text)
 		}
 		for n := 1; n <= len(p.sorted); n++ {
 			i := ((at+dir*n)%len(p.sorted) + len(p.sorted)) % len(p.sorted)
-			if match(p.sorted[i]) {
+			if anyCellHas(p.sorted[i].cells, t) {
 				p.soff = max(0, min(i-p.pageSize()/3, len(p.sorted)-p.pageSize()))
 				p.cur = i - p.soff
 				return fmt.Sprintf("%q: row %d (. next, , previous)", text, i+1)
@@ -642,16 +634,11 @@ func (p *statePane) find(text string, dir int) string {
 		}
 		return fmt.Sprintf("no row with %q", text)
 	}
-	pick, limited, err := findRow(p.pager.src, at, dir, match)
-	if err != nil {
-		return err.Error()
+	msg, found := p.pager.find(at, dir, text, "row", "rows")
+	if found {
+		p.cur = 0
 	}
-	if pick.index < 0 {
-		return notFound("row", "rows", text, limited)
-	}
-	p.pager.seek(pick.kg, pick.skip, pick.index)
-	p.cur = 0
-	return fmt.Sprintf("%q: row %d (. next, , previous)", text, pick.index+1)
+	return msg
 }
 
 // total counts the table's rows, spending at most countBudget rows of

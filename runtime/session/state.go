@@ -122,6 +122,13 @@ func (r StateReader) KeyGroupOf(operatorID, keyType string, key any) (int, bool)
 	return r.cat.KeyGroupOf(state.StateMeta{OperatorID: operatorID, KeyType: keyType}, key)
 }
 
+// PinnedKeyGroups is the key groups of a keyed operator that a filter's
+// pinned values (query.Pinned) allow, and whether its keys are pinned (see
+// state.PinnedKeyGroups): a view reads only those, as a query does.
+func (r StateReader) PinnedKeyGroups(operatorID, keyType string, maxParallelism int, pins map[string][]any) (groups []int, keysPinned bool) {
+	return state.PinnedKeyGroups(pins, maxParallelism, func(k any) (int, bool) { return r.KeyGroupOf(operatorID, keyType, k) })
+}
+
 // OperatorState reads the operator state of an operator (one state when
 // stateName is set).
 func (r StateReader) OperatorState(operatorID, stateName string) iter.Seq2[Row, error] {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"iter"
-	"slices"
 
 	"streamdbg/savepoint"
 	"streamdbg/state"
@@ -138,52 +137,23 @@ func (d display) userKey(b []byte) any {
 }
 
 // keyGroups is the key groups the filter's pins allow for one operator, or
-// nil for all of them.
+// nil for all of them (keys through the first keyed state's key type).
 func (d *differ) keyGroups(cat state.Catalog, metas map[string]state.StateMeta, maxPar int) []int {
-	var kgs []int
-	pinned := false
-	if vals, ok := d.pins["key_group"]; ok {
-		pinned = true
-		for _, v := range vals {
-			if n, ok := v.(int64); ok && n >= 0 && n < int64(maxPar) {
-				kgs = append(kgs, int(n))
-			}
+	var m state.StateMeta
+	found := false
+	for _, x := range metas {
+		if x.Scope == state.ScopeKeyed && x.Kind != state.KindTimers {
+			m, found = x, true
+			break
 		}
 	}
-	if keys, ok := d.pins["key"]; ok {
-		var m state.StateMeta
-		found := false
-		for _, x := range metas {
-			if x.Scope == state.ScopeKeyed && x.Kind != state.KindTimers {
-				m, found = x, true
-				break
-			}
+	kgs, _ := state.PinnedKeyGroups(d.pins, maxPar, func(k any) (int, bool) {
+		if !found {
+			return 0, false
 		}
-		if found {
-			var byKey []int
-			all := true
-			for _, k := range keys {
-				kg, ok := cat.KeyGroupOf(m, k)
-				if !ok {
-					all = false
-					break
-				}
-				byKey = append(byKey, kg)
-			}
-			if all {
-				if pinned {
-					kgs = slices.DeleteFunc(kgs, func(kg int) bool { return !slices.Contains(byKey, kg) })
-				} else {
-					kgs, pinned = byKey, true
-				}
-			}
-		}
-	}
-	if !pinned {
-		return nil
-	}
-	slices.Sort(kgs)
-	return slices.Compact(append([]int{}, kgs...))
+		return cat.KeyGroupOf(m, k)
+	})
+	return kgs
 }
 
 // ranges turns selected key groups into the ranges KeyedEntriesFor reads.
