@@ -104,3 +104,22 @@ func TestPinnedKeyGroups(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyGroupForHashRemainder: the power-of-two shortcut gives what the
+// plain remainder of the murmur hash gives, for every max parallelism
+// (powers of two and others) over hashes that cover the sign and the
+// extremes.
+func TestKeyGroupForHashRemainder(t *testing.T) {
+	hashes := []int32{0, 1, -1, 2, 97, -815179886, 1 << 30, -1 << 31, 1<<31 - 1}
+	for h := int64(-1 << 31); h < 1<<31; h += 104729 * 7 {
+		hashes = append(hashes, int32(h))
+	}
+	for _, maxP := range []int{1, 2, 3, 7, 64, 100, 128, 129, 4096, 32768} {
+		for _, h := range hashes {
+			want := int(MurmurHashInt(h) % int32(maxP))
+			if got := KeyGroupForHash(h, maxP); got != want {
+				t.Fatalf("hash %d, max parallelism %d: key group %d, want %d", h, maxP, got, want)
+			}
+		}
+	}
+}
