@@ -953,7 +953,10 @@ func (e *Executor) emit(ctx *OperatorContext, tag string, r Record) {
 		case hashPartition:
 			e.keyBuf = rt.key.Append(e.keyBuf[:0], r.Value)
 			kg := state.KeyGroupFor(e.keyBuf, e.plan.MaxParallelism)
-			t := rt.targets[state.SubtaskFor(e.plan.MaxParallelism, len(rt.targets), kg)]
+			t := rt.targets[0] // one target owns every key group
+			if len(rt.targets) > 1 {
+				t = rt.targets[state.SubtaskFor(e.plan.MaxParallelism, len(rt.targets), kg)]
+			}
 			t.inbox.pushRecord(rt.channel, r, e.keyBuf, kg)
 		case broadcast:
 			for _, t := range rt.targets {
@@ -1211,9 +1214,11 @@ func (e *Executor) runDirect(st *subtask, op int, r Record) {
 	b := &e.batch
 	prevInst, prevW := b.inst, b.w
 	b.depth++
+	// INVARIANT: ws[depth] is zero but while runDirect uses it, so a
+	// record step needs only its operator and record set.
 	w := &b.ws[b.depth]
 	inst := st.ops[op]
-	*w = work{kind: wRecord, op: int32(op), rec: r}
+	w.op, w.rec = int32(op), r
 	b.inst, b.w = inst, w
 	e.steps++
 	ctx := inst.ctx
@@ -1231,7 +1236,7 @@ func (e *Executor) runDirect(st *subtask, op int, r Record) {
 	if err != nil {
 		e.fail(st, inst, w, err, "")
 	}
-	*w = work{}
+	w.op, w.rec = 0, Record{}
 	b.depth--
 	b.inst, b.w = prevInst, prevW
 }

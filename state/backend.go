@@ -99,6 +99,15 @@ type Table interface {
 	MergeNamespaces(target []byte, sources [][]byte) error
 }
 
+// Int64Table is a Table that keeps the int64 values of a value state
+// unboxed (the heap backend does): ValueState[int64] reads and writes them
+// through it, which costs neither a boxing nor a pointer to follow. They are
+// Get and Put without the any: same entries, same errors, same change log.
+type Int64Table interface {
+	GetInt64(ns []byte) (v int64, ok bool, err error)
+	PutInt64(ns []byte, v int64) error
+}
+
 // EntryTagger is a Table that keeps a tag beside each entry of value,
 // reducing and aggregating state, for a layer above it: the debugger's
 // light trace keeps the number of its record of the entry there, so that

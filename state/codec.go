@@ -54,6 +54,32 @@ func GoType(c AnyCodec) reflect.Type {
 
 func (e erased[T]) goType() reflect.Type { return reflect.TypeFor[T]() }
 
+// AppendInt64 appends the encoding of n by c, whose Go type is int64 (GoType),
+// without boxing n when Erase made c.
+func AppendInt64(c AnyCodec, dst []byte, n int64) []byte {
+	if e, ok := c.(erased[int64]); ok {
+		return e.c.Append(dst, n)
+	}
+	return c.AppendAny(dst, BoxInt64(n))
+}
+
+// DecodeInt64 decodes b by c, whose Go type is int64 (GoType), without
+// boxing the value when Erase made c.
+func DecodeInt64(c AnyCodec, b []byte) (int64, error) {
+	if e, ok := c.(erased[int64]); ok {
+		return e.c.Decode(b)
+	}
+	v, err := c.DecodeAny(b)
+	if err != nil {
+		return 0, err
+	}
+	n, ok := v.(int64)
+	if !ok {
+		return 0, fmt.Errorf("state: codec %s decoded a %T, want int64", c.TypeName(), v)
+	}
+	return n, nil
+}
+
 type erased[T any] struct{ c Codec[T] }
 
 func (e erased[T]) TypeName() string                   { return e.c.TypeName() }

@@ -34,6 +34,15 @@ func boxer[T any]() func(T) any {
 	return func(v T) any { return v }
 }
 
+// BoxInt64 is n as a Table value: boxed without an allocation for small
+// values, as every int64 a codec decodes.
+func BoxInt64(n int64) any {
+	if ints := smallInts(); uint64(n) < uint64(len(ints)) {
+		return ints[n]
+	}
+	return n
+}
+
 // box is boxer's conversion, for one value.
 func box[T any](v T) any {
 	var zero T
@@ -87,17 +96,32 @@ type ValueState[T any] struct {
 	table Table
 	ns    []byte
 	box   func(T) any
+	// i64 is table when T is int64 and the table keeps int64 values
+	// unboxed: reads and writes then neither box nor unbox.
+	i64 Int64Table
 }
 
 // NewValueState wraps a table registered from d.Desc(); the runtime's
 // internal operators use it with namespaces.
-func NewValueState[T any](t Table) *ValueState[T] { return &ValueState[T]{table: t, box: boxer[T]()} }
+func NewValueState[T any](t Table) *ValueState[T] {
+	s := &ValueState[T]{table: t, box: boxer[T]()}
+	var zero T
+	if _, ok := any(zero).(int64); ok {
+		s.i64, _ = t.(Int64Table)
+	}
+	return s
+}
 
 // SetNamespace sets the encoded namespace of following accesses.
 func (s *ValueState[T]) SetNamespace(ns []byte) { s.ns = ns }
 
 // Value returns the current key's value, and false when there is none.
 func (s *ValueState[T]) Value() (T, bool, error) {
+	if s.i64 != nil {
+		n, ok, err := s.i64.GetInt64(s.ns)
+		// INVARIANT: i64 is only set when T is int64 (NewValueState).
+		return *(*T)(unsafe.Pointer(&n)), ok, err
+	}
 	v, ok, err := s.table.Get(s.ns)
 	if !ok || err != nil {
 		var zero T
@@ -107,7 +131,13 @@ func (s *ValueState[T]) Value() (T, bool, error) {
 }
 
 // Update sets the current key's value.
-func (s *ValueState[T]) Update(v T) error { return s.table.Put(s.ns, s.box(v)) }
+func (s *ValueState[T]) Update(v T) error {
+	if s.i64 != nil {
+		// INVARIANT: i64 is only set when T is int64 (NewValueState).
+		return s.i64.PutInt64(s.ns, *(*int64)(unsafe.Pointer(&v)))
+	}
+	return s.table.Put(s.ns, s.box(v))
+}
 
 // Clear removes the current key's value.
 func (s *ValueState[T]) Clear() error { return s.table.Clear(s.ns) }

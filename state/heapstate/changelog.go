@@ -257,7 +257,7 @@ func (b *Backend) current(c *change) change {
 	switch c.kind {
 	case chValue:
 		if x := c.t.vals[c.kg][c.key]; x != nil {
-			cur.c, cur.v = x, x.v
+			cur.c, cur.v = x, c.t.value(x)
 		}
 	case chList:
 		if x := c.t.lists[c.kg][c.key]; x != nil {
@@ -291,7 +291,12 @@ func (b *Backend) apply(c *change) {
 			delete(m, c.key)
 			return
 		}
-		c.c.v = c.v
+		if c.t.i64 {
+			// INVARIANT: an int64 state's changes hold int64s (value).
+			c.c.n = c.v.(int64)
+		} else {
+			c.c.v = c.v
+		}
 		if m == nil {
 			m = map[string]*cell{}
 			c.t.vals[c.kg] = m

@@ -5,7 +5,9 @@
 // Layout. A state's entries live in the map of their key group, under the
 // composite uvarint(len(key)) + key + namespace, which is injective: the
 // length prefix tells where the key ends. Value, reducing and aggregating
-// state map the composite to a cell holding the boxed value; list state to
+// state map the composite to a cell holding the boxed value (an int64 value
+// state keeps the int64 itself in the cell, which ValueState[int64] reads and
+// writes through state.Int64Table without boxing); list state to
 // the []any of its elements; map state to a nested map from encoded user key
 // to cell. Cells let Put overwrite an existing value without allocating a
 // map key; lookups use m[string(b)] on a reused buffer, so the hot path

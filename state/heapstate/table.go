@@ -3,6 +3,7 @@ package heapstate
 import (
 	"bytes"
 	"fmt"
+	"reflect"
 	"slices"
 
 	"streamdbg/state"
@@ -15,8 +16,12 @@ type cell struct {
 	v   any
 	key string
 	seg uint64 // the log segment that recorded it last (changelog.go)
-	// tag is the EntryTag of a value cell (the cell stays 48 bytes).
+	// tag is the EntryTag of a value cell.
 	tag uint64
+	// n is the value of a cell of an int64 value state (table.i64), where
+	// v stays nil: a counter's update neither boxes its value nor follows
+	// a pointer to read it.
+	n int64
 }
 
 // listCell holds the elements of one list.
@@ -37,8 +42,11 @@ type mapCell struct {
 // non-nil, by kind; each has one map per key group, indexed by kg - Start,
 // keyed by composite (see package doc).
 type table struct {
-	b     *Backend
-	desc  state.StateDesc
+	b    *Backend
+	desc state.StateDesc
+	// i64: a value state of int64s (the codec's Go type, no merge
+	// function): its cells keep their values in cell.n (see cell).
+	i64   bool
 	vals  []map[string]*cell
 	lists []map[string]*listCell
 	maps  []map[string]*mapCell
@@ -72,8 +80,26 @@ func newTable(b *Backend, d state.StateDesc) *table {
 		t.maps = make([]map[string]*mapCell, n)
 	default:
 		t.vals = make([]map[string]*cell, n)
+		t.i64 = d.Meta.Kind == state.KindValue && d.Merge == nil && state.GoType(d.Value) == reflect.TypeFor[int64]()
 	}
 	return t
+}
+
+// value is the value of a cell of t.vals as Get returns it.
+func (t *table) value(c *cell) any {
+	if t.i64 {
+		return state.BoxInt64(c.n)
+	}
+	return c.v
+}
+
+// int64Value is v as an int64 state's cell keeps it.
+func (t *table) int64Value(v any) (int64, error) {
+	n, ok := v.(int64)
+	if !ok {
+		return 0, fmt.Errorf("heapstate: put on state %q of int64 values: a value of type %T", t.name(), v)
+	}
+	return n, nil
 }
 
 func (t *table) Desc() state.StateDesc { return t.desc }
@@ -107,54 +133,113 @@ func (t *table) kindErr(op string) error {
 
 // Get returns the value of a value, reducing or aggregating state.
 func (t *table) Get(ns []byte) (any, bool, error) {
+	c, err := t.find(ns, "Get")
+	if c == nil {
+		return nil, false, err
+	}
+	return t.value(c), true, nil
+}
+
+// GetInt64 is Get for an int64 value state (state.Int64Table).
+func (t *table) GetInt64(ns []byte) (int64, bool, error) {
+	if !t.i64 {
+		v, ok, err := t.Get(ns)
+		if !ok || err != nil {
+			return 0, false, err
+		}
+		n, err := t.int64Value(v)
+		return n, err == nil, err
+	}
+	c, err := t.find(ns, "Get")
+	if c == nil {
+		return 0, false, err
+	}
+	return c.n, true, nil
+}
+
+// find returns the current key's cell under ns (nil when there is none),
+// the one the last lookup found when it is the same key and namespace: a
+// read-modify-write looks the key up once.
+func (t *table) find(ns []byte, op string) (*cell, error) {
 	i := t.b.kgIdx
 	if t.vals == nil {
-		return nil, false, t.kindErr("Get")
+		return nil, t.kindErr(op)
 	}
 	if i < 0 {
-		return nil, false, t.b.keyErr(t.name())
+		return nil, t.b.keyErr(t.name())
 	}
 	if t.hit != nil && t.hitGen == t.b.keyGen && bytes.Equal(t.hitNS, ns) {
-		return t.hit.v, true, nil // read again (a traced write reads the old value)
+		return t.hit, nil // read again (a traced write reads the old value)
 	}
 	c := t.vals[i][string(t.b.composite(ns))]
 	if c == nil {
-		return nil, false, nil
+		return nil, nil
 	}
 	t.hit, t.hitGen, t.hitNS = c, t.b.keyGen, append(t.hitNS[:0], ns...)
-	return c.v, true, nil
+	return c, nil
 }
 
 // Put sets the value of a value, reducing or aggregating state.
 func (t *table) Put(ns []byte, v any) error {
+	if t.i64 {
+		n, err := t.int64Value(v)
+		if err != nil {
+			return err
+		}
+		return t.PutInt64(ns, n)
+	}
+	c, err := t.cellFor(ns, "Put")
+	if err != nil {
+		return err
+	}
+	t.setCell(t.b.kgIdx, c, v)
+	return nil
+}
+
+// PutInt64 is Put for an int64 value state (state.Int64Table).
+func (t *table) PutInt64(ns []byte, v int64) error {
+	if !t.i64 {
+		return t.Put(ns, v)
+	}
+	c, err := t.cellFor(ns, "Put")
+	if err != nil {
+		return err
+	}
+	t.logCell(t.b.kgIdx, c)
+	c.n = v
+	return nil
+}
+
+// cellFor returns the current key's cell under ns to be written: the one
+// there, or a new one (logged as absent) holding the zero value.
+func (t *table) cellFor(ns []byte, op string) (*cell, error) {
 	i := t.b.kgIdx
 	if t.vals == nil {
-		return t.kindErr("Put")
+		return nil, t.kindErr(op)
 	}
 	if i < 0 {
-		return t.b.keyErr(t.name())
+		return nil, t.b.keyErr(t.name())
 	}
 	if t.hit != nil && t.hitGen == t.b.keyGen && bytes.Equal(t.hitNS, ns) {
-		t.setCell(i, t.hit, v)
-		return nil
+		return t.hit, nil
 	}
 	m := t.vals[i]
 	k := t.b.composite(ns)
 	if c := m[string(k)]; c != nil {
-		t.setCell(i, c, v)
-		return nil
+		t.hit, t.hitGen, t.hitNS = c, t.b.keyGen, append(t.hitNS[:0], ns...)
+		return c, nil
 	}
 	if m == nil {
 		m = map[string]*cell{}
 		t.vals[i] = m
 	}
 	ks := string(k)
-	c := &cell{v: v, key: ks}
+	c := &cell{key: ks}
 	m[ks] = c
 	t.touch(i)
 	t.logNewCell(i, c)
 	t.hit, t.hitGen, t.hitNS = c, t.b.keyGen, append(t.hitNS[:0], ns...)
-	return nil
+	return c, nil
 }
 
 // EntryTag implements state.EntryTagger for value, reducing and
@@ -194,7 +279,7 @@ func (t *table) setCell(i int, c *cell, v any) {
 // current segment (later ones need no record: undo only needs the oldest).
 func (t *table) logCell(i int, c *cell) {
 	if t.b.logging() && c.seg != t.b.seg {
-		t.b.record(change{kind: chValue, kg: int32(i), t: t, key: c.key, c: c, v: c.v})
+		t.b.record(change{kind: chValue, kg: int32(i), t: t, key: c.key, c: c, v: t.value(c)})
 		c.seg = t.b.seg
 	}
 }
@@ -623,7 +708,14 @@ func (t *table) presize(kg, n int) {
 }
 
 func (t *table) load(e state.Entry) error {
-	v, err := t.desc.Value.DecodeAny(e.Value)
+	var v any
+	var n int64
+	var err error
+	if t.i64 {
+		n, err = state.DecodeInt64(t.desc.Value, e.Value)
+	} else {
+		v, err = t.desc.Value.DecodeAny(e.Value)
+	}
 	if err != nil {
 		return fmt.Errorf("heapstate: restore state %q key group %d key %x: value: %w", t.name(), e.KeyGroup, e.Key, err)
 	}
@@ -636,7 +728,11 @@ func (t *table) load(e state.Entry) error {
 		if t.vals[i] == nil {
 			t.vals[i] = map[string]*cell{}
 		}
-		t.vals[i][k] = &cell{v: v, key: k}
+		c := &cell{v: v, key: k}
+		if t.i64 {
+			c.v, c.n = nil, n
+		}
+		t.vals[i][k] = c
 		t.touch(i)
 	case t.lists != nil:
 		if t.lists[i] == nil {
@@ -672,13 +768,17 @@ func (t *table) load(e state.Entry) error {
 func (t *table) entries(kg int, yield func(state.Entry) bool) bool {
 	i := kg - t.b.groups.Start
 	e := state.Entry{State: t.name(), KeyGroup: kg}
-	emit := func(key, ns string, uk []byte, v any) bool {
+	emit := func(key, ns string, uk []byte, v any, c *cell) bool {
 		buf := append(t.scratch[:0], key...)
 		buf = append(buf, ns...)
 		kl, nl := len(key), len(key)+len(ns)
 		buf = append(buf, uk...)
 		ul := len(buf)
-		buf = t.desc.Value.AppendAny(buf, v)
+		if c != nil && t.i64 {
+			buf = state.AppendInt64(t.desc.Value, buf, c.n)
+		} else {
+			buf = t.desc.Value.AppendAny(buf, v)
+		}
 		t.scratch = buf
 		e.Key, e.Namespace, e.UserKey, e.Value = buf[:kl:kl], buf[kl:nl:nl], nil, buf[ul:len(buf):len(buf)]
 		if uk != nil {
@@ -695,7 +795,7 @@ func (t *table) entries(kg int, yield func(state.Entry) bool) bool {
 				continue
 			}
 			key, ns := splitKey(k)
-			if !emit(key, ns, nil, c.v) {
+			if !emit(key, ns, nil, c.v, c) {
 				return false
 			}
 		}
@@ -710,7 +810,7 @@ func (t *table) entries(kg int, yield func(state.Entry) bool) bool {
 			key, ns := splitKey(k)
 			for p, v := range c.vs {
 				pos = state.Position.Append(pos[:0], int64(p))
-				if !emit(key, ns, pos, v) {
+				if !emit(key, ns, pos, v, nil) {
 					return false
 				}
 			}
@@ -728,7 +828,7 @@ func (t *table) entries(kg int, yield func(state.Entry) bool) bool {
 				if c == nil {
 					continue
 				}
-				if !emit(key, ns, []byte(uk), c.v) {
+				if !emit(key, ns, []byte(uk), c.v, nil) {
 					return false
 				}
 			}
