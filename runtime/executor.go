@@ -1250,13 +1250,17 @@ func (e *Executor) pickRecord(w *work) (*subtask, bool) {
 		return nil, false
 	}
 	for _, st := range e.subtasks {
-		if st.inbox.len() == 0 {
+		q := &st.inbox
+		if q.len() == 0 {
 			continue
 		}
-		if st.inbox.peek().kind != elRecord {
+		el := q.peek()
+		if el.kind != elRecord {
 			return nil, false
 		}
-		el := st.inbox.pop()
+		// Taken in place: the element is cleared with the others when the
+		// queue has emptied (inbox.reset), not copied out and zeroed here.
+		q.head++
 		ch := &st.channels[el.channel]
 		ch.records++
 		if el.rec.HasTimestamp {

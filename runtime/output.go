@@ -31,6 +31,13 @@ func (e *Executor) writeJSON(v any) error {
 		return nil
 	}
 	if a, ok := v.(JSONAppender); ok {
+		if j.w.Available() >= 512 {
+			// Straight into the writer's buffer: Write then has nothing
+			// to copy (the bytes are where it would copy them).
+			b := a.AppendJSON(j.w.AvailableBuffer())
+			_, err := j.w.Write(append(b, '\n'))
+			return err
+		}
 		j.buf = a.AppendJSON(j.buf[:0])
 	} else {
 		b, err := json.Marshal(v)

@@ -123,3 +123,40 @@ func TestKeyGroupForHashRemainder(t *testing.T) {
 		}
 	}
 }
+
+// TestMurmurHashIntAbs: the branchless absolute value gives what Flink's
+// MathUtils.murmurHash returns (code >= 0: code; code != MIN_VALUE: -code;
+// else 0), here computed from the mixed hash with Flink's branches.
+func TestMurmurHashIntAbs(t *testing.T) {
+	flink := func(code int32) int32 {
+		k := uint32(code)
+		k *= 0xcc9e2d51
+		k = k<<15 | k>>17
+		k *= 0x1b873593
+		h := k<<13 | k>>19
+		h = h*5 + 0xe6546b64
+		h ^= 4
+		h ^= h >> 16
+		h *= 0x85ebca6b
+		h ^= h >> 13
+		h *= 0xc2b2ae35
+		h ^= h >> 16
+		if r := int32(h); r >= 0 {
+			return r
+		} else if r != -1<<31 {
+			return -r
+		}
+		return 0
+	}
+	n := 0
+	for h := int64(-1 << 31); h < 1<<31; h += 7919 * 13 {
+		want := flink(int32(h))
+		if got := MurmurHashInt(int32(h)); got != want {
+			t.Fatalf("MurmurHashInt(%d) = %d, want %d", h, got, want)
+		}
+		n++
+	}
+	if n < 40000 {
+		t.Fatalf("only %d hashes checked", n)
+	}
+}
