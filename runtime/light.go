@@ -46,6 +46,12 @@ type LightWrite struct {
 	Entry           *LightEntry
 	Old, New        any
 	HadOld, Cleared bool
+	// tab and idx name Entry until TakeLight fills it in: a write found
+	// by its tag does not read tab.entries (a cache miss with a large
+	// state, in the middle of the record's work); TakeLight reads them
+	// all in one short loop.
+	tab *lightTable
+	idx int32
 }
 
 // LightOutput is one record a sink received, as a TraceOutput event
@@ -123,6 +129,11 @@ func (e *Executor) TakeLight() *LightTrace {
 	l.cur.Events += e.steps - l.steps
 	l.steps = e.steps
 	out := l.cur
+	for i := range out.Writes {
+		if w := &out.Writes[i]; w.Entry == nil {
+			w.Entry = w.tab.entries[w.idx]
+		}
+	}
 	clear(l.spare.Writes)
 	l.cur = LightTrace{Writes: l.spare.Writes[:0]}
 	l.spare = out
@@ -233,8 +244,8 @@ func (t *tracedTable) lightWrite(l *light, ns, uk []byte, old any, hadOld bool, 
 	if uk == nil && t.tagger != nil {
 		tag = t.tagger.EntryTag(ns)
 		if tag != nil && *tag>>32 == lt.gen && lt.gen != 0 {
-			if i := int(uint32(*tag)); i < len(lt.entries) {
-				l.cur.Writes = append(l.cur.Writes, LightWrite{Entry: lt.entries[i], Old: dyn(old), HadOld: hadOld, New: dyn(nw), Cleared: cleared})
+			if i := uint32(*tag); int(i) < len(lt.entries) {
+				l.cur.Writes = append(l.cur.Writes, LightWrite{tab: lt, idx: int32(i), Old: dyn(old), HadOld: hadOld, New: dyn(nw), Cleared: cleared})
 				return
 			}
 		}
@@ -252,6 +263,13 @@ func (t *tracedTable) lightWrite(l *light, ns, uk []byte, old any, hadOld bool, 
 	i, ok := lt.index[string(b)]
 	if !ok || lt.gen == 0 {
 		if lt.gen == 0 || len(lt.entries) >= maxLightEntries {
+			// The writes not yet taken name their entries in the
+			// generation that ends here.
+			for j := range l.cur.Writes {
+				if w := &l.cur.Writes[j]; w.Entry == nil && w.tab == lt {
+					w.Entry = lt.entries[w.idx]
+				}
+			}
 			*lt = lightTable{index: map[string]int32{}}
 			for lt.gen == 0 {
 				lt.gen = lightGens.Add(1) & (1<<32 - 1)

@@ -60,7 +60,22 @@ const (
 	HistoryEntries  = 50000
 )
 
+// historyBound and historyPerEntry are the bounds the history applies
+// (variables for tests).
+var (
+	historyBound    = HistoryEntries
+	historyPerEntry = HistoryPerEntry
+)
+
 // history is the revisions of the entries written in this session.
+//
+// Entries by first write: each history an entry starts (its first write,
+// or its first write after it was forgotten) gets the next number, ins;
+// order holds the last historyBound of them, numbered ins-len(order)+1 to
+// ins in order. An entry whose number is front() or less has been
+// forgotten (gone): that needs no visit to the entry when it is dropped,
+// which lets a light run's writes be folded in later (light.go's fold),
+// most of them without touching their entries at all.
 type history struct {
 	// byID finds an entry's history. A forgotten entry stays in it (gone,
 	// without revisions) until gone ones outnumber the rest thrice, so
@@ -73,21 +88,25 @@ type history struct {
 	// orderBuf is order's array (order starts later in it once the
 	// oldest entries are forgotten).
 	orderBuf []*histEntry
+	// ins is the number of the newest history (order's last entry's).
+	ins int64
 	// log is the recent writes in order, so that going back undoes the
 	// writes after the target without visiting every entry.
 	log []logged
 }
 
 // histEntry is one entry's history. A write names it by pointer (a light
-// trace's entry keeps it), so that it needs no EntryID lookup; gone marks
-// one forgotten (HistoryEntries): a later write of the entry starts its
-// history again, in this histEntry when it is still in byID (indexed).
+// trace's entry keeps it), so that it needs no EntryID lookup; a
+// forgotten one (historyBound; see live) starts its history again with
+// its next write, in this histEntry when it is still in byID (indexed).
 type histEntry struct {
-	id      EntryID
-	revs    []Revision
-	trimmed int // revisions forgotten (HistoryPerEntry)
-	gone    bool
+	// num is the number of the entry's history (history.ins when it
+	// began; 0: none).
+	num     int64
 	indexed bool // byID[id] is this entry
+	trimmed int  // revisions forgotten (historyPerEntry)
+	revs    []Revision
+	id      EntryID
 }
 
 type logged struct {
@@ -99,40 +118,55 @@ type logged struct {
 // tests).
 var historyGoneMax = 3 * HistoryEntries
 
-// historyLog bounds the writes the log keeps; going back further than
-// it reaches visits every entry instead.
-const historyLog = 4 * HistoryEntries
+// historyLog bounds the writes the log keeps; going back further than it
+// reaches visits every entry instead (a variable for tests).
+var historyLog = 4 * HistoryEntries
+
+// front is the number of the newest history forgotten: order's entries
+// are numbered after it.
+func (h *history) front() int64 { return h.ins - int64(len(h.order)) }
+
+// live reports whether he has a history (it is in order): not forgotten.
+func (h *history) live(he *histEntry) bool { return he.num > h.front() }
 
 // entry returns the history of id, making it (and forgetting the oldest
-// entry beyond HistoryEntries) when there is none.
+// entry beyond historyBound) when there is none.
 func (h *history) entry(id EntryID) *histEntry { return h.entryIn(id, nil) }
 
 // entryIn is entry, making a new history in spare when it is not nil.
 func (h *history) entryIn(id EntryID, spare *histEntry) *histEntry {
+	he, made := h.lookup(id, spare)
+	if made {
+		h.appendOrder(he)
+	} else if !h.live(he) {
+		h.revive(he)
+	}
+	return he
+}
+
+// lookup returns byID[id], or makes it (in spare when not nil) without
+// a history yet (made).
+func (h *history) lookup(id EntryID, spare *histEntry) (he *histEntry, made bool) {
 	if he := h.byID[id]; he != nil {
-		if he.gone {
-			h.revive(he)
-		}
-		return he
+		return he, false
 	}
 	if h.byID == nil {
 		h.byID = map[EntryID]*histEntry{}
 	}
-	he := spare
+	he = spare
 	if he == nil {
 		he = &histEntry{}
 	}
 	*he = histEntry{id: id, indexed: true}
 	h.byID[id] = he
-	h.appendOrder(he)
-	return he
+	return he, true
 }
 
 // use returns the history to add a write of he's entry to: he itself,
 // taken back if it was forgotten, or (he no longer indexed) the entry's
 // history in byID.
 func (h *history) use(he *histEntry) *histEntry {
-	if !he.gone {
+	if h.live(he) {
 		return he
 	}
 	if he.indexed {
@@ -142,21 +176,46 @@ func (h *history) use(he *histEntry) *histEntry {
 	return h.entry(he.id)
 }
 
+// restart clears what a forgotten entry kept of its history (forgetting
+// it did not touch it), for the history it starts now.
+func (he *histEntry) restart() {
+	if cap(he.revs) > 8 {
+		he.revs = nil
+	} else {
+		r := he.revs[:cap(he.revs)]
+		clear(r)
+		he.revs = r[:0]
+	}
+	he.trimmed = 0
+}
+
 // revive starts the history of a gone entry of byID again: it is the
 // newest entry.
 func (h *history) revive(he *histEntry) {
-	// The array kept when it was forgotten is cleared now, as it is
-	// written (forgetting it did not touch it).
-	r := he.revs[:cap(he.revs)]
-	clear(r)
-	he.gone, he.revs, he.trimmed = false, r[:0], 0
+	he.restart()
 	h.goneIn--
 	h.appendOrder(he)
 }
 
 // appendOrder makes he the newest entry, forgetting the oldest beyond
-// HistoryEntries.
+// historyBound.
 func (h *history) appendOrder(he *histEntry) {
+	h.ins++
+	he.num = h.ins
+	h.pushOrder(he)
+	if len(h.order) <= historyBound {
+		return
+	}
+	old := h.order[0]
+	h.order[0] = nil
+	h.order = h.order[1:]
+	forget(old)
+	h.goneIn++
+	h.compact()
+}
+
+// pushOrder appends he to order (numbered already).
+func (h *history) pushOrder(he *histEntry) {
 	if len(h.order) == cap(h.order) {
 		// Move the entries to the front of their array instead of letting
 		// append grow a new one each time the forgotten ones' room ran out.
@@ -169,37 +228,45 @@ func (h *history) appendOrder(he *histEntry) {
 		h.orderBuf, h.order = buf, buf[:n]
 	}
 	h.order = append(h.order, he)
-	if len(h.order) <= HistoryEntries {
-		return
-	}
-	old := h.order[0]
-	h.order[0] = nil
-	h.order = h.order[1:]
-	// A small array of revisions stays with the entry (as it is, until
-	// revive clears it), for the next write of it: most entries of a large
-	// state are forgotten and written again, and a new array each time was
-	// most of what a long run allocated.
+}
+
+// forget lets go of what a forgotten entry's history holds: a small array
+// of revisions stays with the entry (as it is, until restart clears it),
+// for the next write of it: most entries of a large state are forgotten
+// and written again, and a new array each time was most of what a long
+// run allocated.
+func forget(old *histEntry) {
 	if cap(old.revs) > 8 {
 		old.revs = nil
 	}
-	old.gone, old.trimmed = true, 0
-	h.goneIn++
-	if h.goneIn > historyGoneMax {
-		for id, e := range h.byID {
-			if e.gone {
-				delete(h.byID, id)
-				e.indexed = false
-			}
-		}
-		h.goneIn = 0
+}
+
+// compact drops the gone entries from byID once they are too many.
+func (h *history) compact() {
+	if h.goneIn <= historyGoneMax {
+		return
 	}
+	for id, e := range h.byID {
+		if !h.live(e) {
+			delete(h.byID, id)
+			e.indexed = false
+		}
+	}
+	h.goneIn = 0
 }
 
 func (h *history) add(id EntryID, r Revision) { h.addTo(h.entry(id), r) }
 
-// addTo adds a revision to an entry's history (he not gone).
+// addTo adds a revision to an entry's history (he live) and the write to
+// the log.
 func (h *history) addTo(he *histEntry, r Revision) {
-	if len(he.revs) >= HistoryPerEntry {
+	h.addRev(he, r)
+	h.logWrite(r.Position, he)
+}
+
+// addRev adds a revision to an entry's history (he live).
+func (h *history) addRev(he *histEntry, r Revision) {
+	if len(he.revs) >= historyPerEntry {
 		n := copy(he.revs, he.revs[1:])
 		he.revs[n] = Revision{}
 		he.revs = he.revs[:n]
@@ -209,6 +276,10 @@ func (h *history) addTo(he *histEntry, r Revision) {
 		he.revs = make([]Revision, 0, 4) // most entries are written a few times
 	}
 	he.revs = append(he.revs, r)
+}
+
+// logWrite adds a write of he at pos to the log.
+func (h *history) logWrite(pos int64, he *histEntry) {
 	if len(h.log) >= 2*historyLog {
 		// In place: nothing else holds the log, and a new array every
 		// historyLog writes (grown again by append) was most of what a
@@ -217,12 +288,12 @@ func (h *history) addTo(he *histEntry, r Revision) {
 		clear(h.log[n:])
 		h.log = h.log[:n]
 	}
-	h.log = append(h.log, logged{pos: r.Position, e: he})
+	h.log = append(h.log, logged{pos: pos, e: he})
 }
 
 // revisions is the revisions of id (nil for none).
 func (h *history) revisions(id EntryID) []Revision {
-	if he := h.byID[id]; he != nil && !he.gone {
+	if he := h.byID[id]; he != nil && h.live(he) {
 		return he.revs
 	}
 	return nil
@@ -242,7 +313,7 @@ func (h *history) truncate(pos int64) {
 			h.log = h.log[:len(h.log)-1]
 			// An entry left without revisions keeps its place in the
 			// order (an empty history), so it is never listed twice.
-			if n := len(he.revs); !he.gone && n > 0 && he.revs[n-1].Position > pos {
+			if n := len(he.revs); h.live(he) && n > 0 && he.revs[n-1].Position > pos {
 				he.revs[n-1] = Revision{}
 				he.revs = he.revs[:n-1]
 			}
@@ -258,7 +329,7 @@ func (h *history) truncate(pos int64) {
 		}
 		if n == 0 {
 			delete(h.byID, he.id)
-			he.gone, he.indexed, he.revs, he.trimmed = true, false, nil, 0
+			he.num, he.indexed, he.revs, he.trimmed = 0, false, nil, 0
 			continue
 		}
 		he.revs = he.revs[:n]
@@ -266,20 +337,25 @@ func (h *history) truncate(pos int64) {
 	}
 	clear(h.order[len(kept):])
 	h.order = kept
+	// The kept ones are numbered again, up to ins.
+	for i, he := range kept {
+		he.num = h.ins - int64(len(kept)-i) + 1
+	}
 }
 
 func (h *history) reset() {
 	for _, he := range h.byID {
-		he.gone, he.indexed = true, false
+		he.indexed = false
 	}
-	*h = history{}
+	// The numbering goes on: every old entry is forgotten in the new one.
+	*h = history{ins: h.ins}
 }
 
 // History returns the revisions of an entry in this session, oldest first,
 // and how many older ones were forgotten (HistoryPerEntry).
 func (s *Session) History(id EntryID) (revs []Revision, forgotten int) {
 	he := s.hist.byID[id]
-	if he == nil || he.gone || len(he.revs) == 0 {
+	if he == nil || !s.hist.live(he) || len(he.revs) == 0 {
 		return nil, 0
 	}
 	return append([]Revision(nil), he.revs...), he.trimmed

@@ -43,6 +43,9 @@ type lightRun struct {
 	anchor anchorCP
 	// cands are the checkpoints taken since the anchor, oldest first.
 	cands []anchorCP
+	// pending is the writes not yet folded into the history and the
+	// changes (fold).
+	pending []pendingWrite
 }
 
 // anchorCP is a checkpoint of a light run and the light run's event count
@@ -58,14 +61,15 @@ type anchorCP struct {
 type lightEntry struct {
 	entry runtime.LightEntry
 	// he is the entry's history (its id is the entry's EntryID), nil
-	// before the first write was absorbed.
+	// before the first write was folded in.
 	he *histEntry
-	// own is he when the entry's history began with the light run (one
-	// allocation for both).
-	own histEntry
 	// gen is the command whose change index ch is (-1: none, dropped).
 	gen uint64
 	ch  int32
+	// own is he when the entry's history began with the light run (one
+	// allocation for both; a fold visits the fields above and own's
+	// first ones).
+	own histEntry
 }
 
 func newLightEntry() *runtime.LightEntry {
@@ -115,30 +119,127 @@ func (c *collector) afterRecord(before *runtime.Checkpoint, may bool) {
 	}
 }
 
-// takeLight absorbs what the light run recorded for the last record.
+// takeLight takes what the light run recorded for the last record: its
+// writes wait in the light run's pending list until the next fold.
 func (c *collector) takeLight() {
 	s := c.s
 	lt := s.exec.TakeLight()
 	if lt == nil {
 		return
 	}
+	l := c.light
 	pos := s.exec.Position()
-	c.light.events += lt.Events
+	l.events += lt.Events
 	// The records themselves stay in the executor's rings until the stop
 	// (lightOutputs): only the last OutputLimit are shown.
 	s.outSeq += lt.Outputs
 	for i := range lt.Writes {
 		w := &lt.Writes[i]
-		le := w.Entry.Data.(*lightEntry)
-		if le.he == nil {
-			e := w.Entry
-			le.he = s.hist.entryIn(Entry(e.Operator, e.Subtask, e.State, e.Key, e.Namespace, e.UserKey), &le.own)
-		} else if le.he.gone {
-			le.he = s.hist.use(le.he)
-		}
-		s.hist.addTo(le.he, Revision{Position: pos, Old: w.Old, New: w.New, HadOld: w.HadOld, Cleared: w.Cleared})
-		c.changeLight(le, w)
+		l.pending = append(l.pending, pendingWrite{entry: w.Entry, pos: pos, old: w.Old, new: w.New, hadOld: w.HadOld, cleared: w.Cleared})
 	}
+	if len(l.pending) >= lightFoldAt {
+		c.fold()
+	}
+}
+
+// pendingWrite is a light run's write not yet in the history and the
+// command's changes (fold).
+type pendingWrite struct {
+	entry *runtime.LightEntry
+	pos   int64
+	// he and num are the entry's history the write goes to and that
+	// history's number (fold's first pass); starts says the write started
+	// it.
+	he       *histEntry
+	num      int64
+	old, new any
+	hadOld   bool
+	cleared  bool
+	starts   bool
+}
+
+// lightFoldAt is how many writes a light run keeps pending before it
+// folds them in (a variable for tests).
+var lightFoldAt = 1 << 18
+
+// fold puts the pending writes of the light run into the history and the
+// command's changes, as absorbing them one by one would have left them.
+// The history forgets the oldest entries by the order their histories
+// began (history.ins), so which histories survive the batch is known once
+// every write's entry is numbered: a first pass numbers them (visiting
+// each write's entry, and doing the changes), and only the writes to
+// histories still kept at the end become revisions; the others would be
+// forgotten before anything could read them. A pending list as long as
+// several times historyBound leaves most writes of a large state out of
+// the second pass.
+func (c *collector) fold() {
+	l := c.light
+	ws := l.pending
+	if len(ws) == 0 {
+		return
+	}
+	h := &c.s.hist
+	front0 := h.front()
+	front, n, ins := front0, int64(len(h.order)), h.ins
+	bound := int64(historyBound)
+	for i := range ws {
+		p := &ws[i]
+		le := p.entry.Data.(*lightEntry)
+		he := le.he
+		made := false
+		if he == nil {
+			e := p.entry
+			he, made = h.lookup(Entry(e.Operator, e.Subtask, e.State, e.Key, e.Namespace, e.UserKey), &le.own)
+			le.he = he
+		} else if he.num <= front && !he.indexed {
+			he, made = h.lookup(he.id, nil)
+			le.he = he
+		}
+		if he.num <= front { // a new history: the entry's first write, or the first since it was forgotten
+			if !made {
+				h.goneIn--
+			}
+			ins++
+			he.num = ins
+			p.starts = true
+			if n < bound {
+				n++
+			} else {
+				front++
+			}
+		}
+		p.he, p.num = he, he.num
+		c.changeLight(le, p)
+	}
+	// The order: what is left of it, then the histories the batch began
+	// that are kept.
+	drop := min(front-front0, int64(len(h.order)))
+	for i := range drop {
+		forget(h.order[i])
+		h.order[i] = nil
+	}
+	h.order = h.order[drop:]
+	h.goneIn += int(front - front0)
+	for i := range ws {
+		p := &ws[i]
+		if p.starts && p.num > front {
+			h.pushOrder(p.he)
+		}
+	}
+	h.ins = ins
+	for i := range ws {
+		p := &ws[i]
+		if p.num > front {
+			if p.starts {
+				p.he.restart()
+			}
+			h.addRev(p.he, Revision{Position: p.pos, Old: p.old, New: p.new, HadOld: p.hadOld, Cleared: p.cleared})
+		}
+		h.logWrite(p.pos, p.he)
+	}
+	h.compact()
+	clear(ws)
+	l.pending = ws[:0]
 }
 
 // lightOutputs puts the records the sinks received in the light run into
@@ -170,7 +271,7 @@ func (c *collector) lightOutputs(l *lightRun) {
 }
 
 // changeLight is change for a light run's write.
-func (c *collector) changeLight(le *lightEntry, w *runtime.LightWrite) {
+func (c *collector) changeLight(le *lightEntry, w *pendingWrite) {
 	if le.gen != c.gen {
 		le.gen, le.ch = c.gen, -1
 		if i, ok := c.changeIndex(le.he.id); ok {
@@ -182,11 +283,11 @@ func (c *collector) changeLight(le *lightEntry, w *runtime.LightWrite) {
 			c.dropped++
 			return
 		}
-		e := w.Entry
-		le.ch = c.addChange(le.he.id, Change{Old: w.Old, HadOld: w.HadOld, KeyGroup: e.KeyGroup, Key: e.Key, Namespace: e.Namespace, UserKey: e.UserKey})
+		e := w.entry
+		le.ch = c.addChange(le.he.id, Change{Old: w.old, HadOld: w.hadOld, KeyGroup: e.KeyGroup, Key: e.Key, Namespace: e.Namespace, UserKey: e.UserKey})
 	}
 	ch := &c.changes[le.ch]
-	ch.New, ch.Cleared = w.New, w.Cleared
+	ch.New, ch.Cleared = w.new, w.cleared
 	ch.Writes++
 }
 
@@ -196,6 +297,7 @@ func (c *collector) changeLight(le *lightEntry, w *runtime.LightWrite) {
 // replay's (a *runtime.Failure when the command failed: the replay fails
 // there too).
 func (c *collector) finishLight() error {
+	c.fold()
 	s, l := c.s, c.light
 	c.light = nil
 	target, reads := s.exec.Position(), s.exec.Reads()
@@ -300,6 +402,7 @@ func (c *collector) finishLight() error {
 // error): the sink records go into the outputs, the executor is traced
 // again and nothing is replayed.
 func (c *collector) abandonLight() {
+	c.fold()
 	s, l := c.s, c.light
 	c.light = nil
 	c.lightOutputs(l)

@@ -79,14 +79,14 @@ func (r *refHistory) add(id EntryID, rev Revision) {
 	if _, ok := r.revs[id]; !ok {
 		r.order = append(r.order, id)
 		r.revs[id] = []Revision{}
-		if len(r.order) > HistoryEntries {
+		if len(r.order) > historyBound {
 			delete(r.revs, r.order[0])
 			delete(r.trimmed, r.order[0])
 			r.order = r.order[1:]
 		}
 	}
 	revs := r.revs[id]
-	if len(revs) == HistoryPerEntry {
+	if len(revs) == historyPerEntry {
 		revs = revs[1:]
 		r.trimmed[id]++
 	}
@@ -94,8 +94,10 @@ func (r *refHistory) add(id EntryID, rev Revision) {
 }
 
 // truncate drops the revisions after pos; entries keep their place (the
-// log's way, which is what a back within the log does).
-func (r *refHistory) truncate(pos int64) {
+// log's way, which is what a back within the log does), or with all an
+// entry's revisions dropped the entry goes too (a back beyond the log,
+// which visits every entry).
+func (r *refHistory) truncate(pos int64, beyondLog bool) {
 	for id, revs := range r.revs {
 		n := len(revs)
 		for n > 0 && revs[n-1].Position > pos {
@@ -103,6 +105,19 @@ func (r *refHistory) truncate(pos int64) {
 		}
 		r.revs[id] = revs[:n]
 	}
+	if !beyondLog {
+		return
+	}
+	kept := r.order[:0]
+	for _, id := range r.order {
+		if len(r.revs[id]) == 0 {
+			delete(r.revs, id)
+			delete(r.trimmed, id)
+			continue
+		}
+		kept = append(kept, id)
+	}
+	r.order = kept
 }
 
 // TestHistoryForgetsAndTakesBack drives the history through the session's
@@ -111,11 +126,15 @@ func (r *refHistory) truncate(pos int64) {
 // compares every entry's history and the order with refHistory.
 func TestHistoryForgetsAndTakesBack(t *testing.T) {
 	for _, goneMax := range []int{historyGoneMax, 1000} {
-		t.Run(fmt.Sprintf("gone-max-%d", goneMax), func(t *testing.T) {
-			defer func(n int) { historyGoneMax = n }(historyGoneMax)
-			historyGoneMax = goneMax
-			testHistoryForgetsAndTakesBack(t)
-		})
+		// A log of 3000 writes: the backs (up to 5000 writes) go
+		// beyond it at times.
+		for _, log := range []int{historyLog, 3000} {
+			t.Run(fmt.Sprintf("gone-max-%d/log-%d", goneMax, log), func(t *testing.T) {
+				defer func(n, l int) { historyGoneMax, historyLog = n, l }(historyGoneMax, historyLog)
+				historyGoneMax, historyLog = goneMax, log
+				testHistoryForgetsAndTakesBack(t)
+			})
+		}
 	}
 }
 
@@ -136,8 +155,8 @@ func testHistoryForgetsAndTakesBack(t *testing.T) {
 			t.Fatalf("%s: %d entries, want %d", when, len(h.order), len(ref.order))
 		}
 		for i, he := range h.order {
-			if he.id != ref.order[i] || he.gone {
-				t.Fatalf("%s: entry %d is %v (gone %v), want %v", when, i, he.id, he.gone, ref.order[i])
+			if he.id != ref.order[i] || !h.live(he) {
+				t.Fatalf("%s: entry %d is %v (gone %v), want %v", when, i, he.id, !h.live(he), ref.order[i])
 			}
 		}
 		for _, id := range ids {
@@ -151,7 +170,7 @@ func testHistoryForgetsAndTakesBack(t *testing.T) {
 					t.Fatalf("%s: %v revision %d is %+v, want %+v", when, id, i, got[i], want[i])
 				}
 			}
-			if he := h.byID[id]; he != nil && !he.gone && he.trimmed != ref.trimmed[id] {
+			if he := h.byID[id]; he != nil && h.live(he) && he.trimmed != ref.trimmed[id] {
 				t.Fatalf("%s: %v forgot %d revisions, want %d", when, id, he.trimmed, ref.trimmed[id])
 			}
 		}
@@ -182,8 +201,9 @@ func testHistoryForgetsAndTakesBack(t *testing.T) {
 		}
 		check(fmt.Sprintf("round %d", round))
 		back := pos - int64(rng.IntN(5000))
+		beyond := len(h.log) > 0 && h.log[0].pos > back
 		h.truncate(back)
-		ref.truncate(back)
+		ref.truncate(back, beyond)
 		pos = back
 		check(fmt.Sprintf("round %d, back to %d", round, back))
 	}

@@ -1,0 +1,170 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	"streamdbg/fixtures"
+	"streamdbg/runtime"
+)
+
+// historyDump is the whole history of a session: every entry's revisions
+// and how many it forgot (for every EntryID either session knows), and
+// the entries in the order the history forgets them.
+type historyDump struct {
+	order []EntryID
+	revs  map[EntryID][]Revision
+	trim  map[EntryID]int
+}
+
+func dumpHistory(s *Session, ids map[EntryID]bool) historyDump {
+	d := historyDump{revs: map[EntryID][]Revision{}, trim: map[EntryID]int{}}
+	for _, he := range s.hist.order {
+		d.order = append(d.order, he.id)
+	}
+	for id := range ids {
+		revs, forgotten := s.History(id)
+		if len(revs) > 0 || forgotten > 0 {
+			d.revs[id], d.trim[id] = revs, forgotten
+		}
+	}
+	return d
+}
+
+// overflowWords is a wordcount input with more distinct words than the
+// small history bounds below keep: line i starts with word i mod distinct
+// (so all appear), then 1 to 5 words of which a third are among 8 hot
+// ones (written past HistoryPerEntry).
+func overflowWords(lines, distinct int) *fixtures.Input {
+	r := rand.New(rand.NewPCG(28, uint64(distinct)))
+	var b bytes.Buffer
+	for i := range lines {
+		fmt.Fprintf(&b, "w%d", i%distinct)
+		for range 1 + r.IntN(5) {
+			if r.IntN(3) == 0 {
+				fmt.Fprintf(&b, " hot%d", r.IntN(8))
+			} else {
+				fmt.Fprintf(&b, " w%d", r.IntN(distinct))
+			}
+		}
+		b.WriteByte('\n')
+	}
+	in, err := fixtures.Parse("overflow.txt", b.Bytes())
+	if err != nil {
+		panic(err)
+	}
+	return in
+}
+
+// TestLightHistoryOverflow runs wordcount over more keys than the history
+// keeps, traced throughout and with light runs (whose writes the history
+// takes in batches, fold), and requires the same whole history after every
+// command: every entry's revisions and forgotten count, and the order in
+// which entries are forgotten. Heap and pebble; history bounds from far
+// below the keys written to above them, few and many revisions per entry,
+// batches of one write to more than a command makes, a log short enough
+// that going back visits every entry, and gone entries compacted often.
+func TestLightHistoryOverflow(t *testing.T) {
+	const lines, distinct = 2500, 900
+	in := overflowWords(lines, distinct)
+	cmds := []string{"n 700", "u", "n 3", "s", "s", "n 900", "u", "u", "n 1200", "c", "u"}
+	type bounds struct{ entries, perEntry, foldAt, log, goneMax int }
+	cases := []bounds{
+		{entries: 7, perEntry: 3, foldAt: 1, log: 50, goneMax: 20},
+		{entries: 100, perEntry: 64, foldAt: 50, log: 10_000, goneMax: 300},
+		{entries: 600, perEntry: 5, foldAt: 4096, log: 400, goneMax: 1800},
+		{entries: 600, perEntry: 2, foldAt: 333, log: 10_000, goneMax: 150_000},
+		{entries: 5000, perEntry: 64, foldAt: 1 << 18, log: 200_000, goneMax: 150_000}, // more than the keys: nothing forgotten
+	}
+	for _, backend := range []string{"heap", "pebble"} {
+		for _, bc := range cases {
+			name := fmt.Sprintf("%s/entries=%d,per=%d,fold=%d,log=%d,gone=%d", backend, bc.entries, bc.perEntry, bc.foldAt, bc.log, bc.goneMax)
+			t.Run(name, func(t *testing.T) {
+				defer func(a, b, c, d, e int) {
+					historyBound, historyPerEntry, lightFoldAt, historyLog, historyGoneMax = a, b, c, d, e
+				}(historyBound, historyPerEntry, lightFoldAt, historyLog, historyGoneMax)
+				historyBound, historyPerEntry, lightFoldAt, historyLog, historyGoneMax = bc.entries, bc.perEntry, bc.foldAt, bc.log, bc.goneMax
+				open := func(full bool) *Session {
+					job, err := fixtures.Build("wordcount", fixtures.Config{Input: in})
+					if err != nil {
+						t.Fatal(err)
+					}
+					s, err := New(job, Options{Options: runtime.Options{Output: io.Discard, Trace: true, Backend: backend}, CheckpointInterval: 40, KeepCheckpoints: 4})
+					if err != nil {
+						t.Fatal(err)
+					}
+					s.fullTrace = full
+					return s
+				}
+				full, light := open(true), open(false)
+				defer full.Close()
+				defer light.Close()
+				forgot := false
+				for i, cmd := range cmds {
+					var stops [2]*Stop
+					for j, s := range []*Session{full, light} {
+						var st *Stop
+						var err error
+						switch {
+						case cmd == "c":
+							st, err = s.Continue(context.Background())
+						case cmd == "s":
+							st, err = s.StepInto()
+						case cmd == "u":
+							st, err = s.Back()
+						case strings.HasPrefix(cmd, "n "):
+							var n int
+							fmt.Sscanf(cmd, "n %d", &n)
+							st, err = s.NextN(context.Background(), n)
+						}
+						if err != nil {
+							t.Fatalf("command %d (%s): %v", i, cmd, err)
+						}
+						stops[j] = st
+					}
+					ids := map[EntryID]bool{}
+					for _, s := range []*Session{full, light} {
+						for id := range s.hist.byID {
+							ids[id] = true
+						}
+						for _, he := range s.hist.order {
+							ids[he.id] = true
+						}
+					}
+					f, l := dumpHistory(full, ids), dumpHistory(light, ids)
+					if !reflect.DeepEqual(f.order, l.order) {
+						t.Fatalf("command %d (%s): the history's order differs: %d entries traced, %d with light runs\nfull:  %.300v\nlight: %.300v",
+							i, cmd, len(f.order), len(l.order), f.order, l.order)
+					}
+					for id := range ids {
+						if !reflect.DeepEqual(f.revs[id], l.revs[id]) || f.trim[id] != l.trim[id] {
+							t.Fatalf("command %d (%s): history of %v differs:\nfull:  %v (forgot %d)\nlight: %v (forgot %d)",
+								i, cmd, id, f.revs[id], f.trim[id], l.revs[id], l.trim[id])
+						}
+					}
+					if !reflect.DeepEqual(stops[0].Changes, stops[1].Changes) || stops[0].ChangesDropped != stops[1].ChangesDropped {
+						t.Fatalf("command %d (%s): changes differ (%d and %d entries)", i, cmd, len(stops[0].Changes), len(stops[1].Changes))
+					}
+					if len(ids) > len(f.order) {
+						forgot = true
+					}
+					if len(f.order) > bc.entries {
+						t.Fatalf("command %d (%s): %d entries with a history, beyond the bound %d", i, cmd, len(f.order), bc.entries)
+					}
+				}
+				if light.lightRuns == 0 {
+					t.Fatal("no light runs")
+				}
+				if bc.entries < distinct && !forgot {
+					t.Fatal("the history forgot no entry: the workload does not overflow it")
+				}
+			})
+		}
+	}
+}
