@@ -25,7 +25,7 @@ func batchJob(fail string) *Job {
 		return nil
 	}, UID("split"), Parallelism(1))
 	k := KeyBy(words, "self", func(s string) string { return s })
-	counted := RichMap(k, "count", &counter{}, UID("count"))
+	counted := RichMap(k, "count", &counter{fail: fail}, UID("count"))
 	tagged := Map(counted, "tag", func(s string) (string, error) {
 		if s == fail+"=1" {
 			return "", errors.New("tag refuses " + s)
@@ -46,7 +46,12 @@ func batchJob(fail string) *Job {
 	return j
 }
 
-type counter struct{ n *state.ValueState[int64] }
+// counter counts per key; it fails on the word c when fail says so:
+// "count-error" returns an error, "count-panic" panics (on c).
+type counter struct {
+	n    *state.ValueState[int64]
+	fail string
+}
 
 func (c *counter) Open(ctx RuntimeContext) (err error) {
 	c.n, err = state.Value("n", state.Int64).Bind(ctx)
@@ -63,6 +68,13 @@ func (c *counter) Map(w string) (string, error) {
 	n++
 	if err := c.n.Update(n); err != nil {
 		return "", err
+	}
+	switch {
+	case w == "c" && c.fail == "count-error":
+		return "", errors.New("count refuses c")
+	case w == "c" && c.fail == "count-panic":
+		var m map[string]int
+		m[w] = int(n)
 	}
 	if w == "boom" {
 		return "boom", nil // panicky's trigger
@@ -131,6 +143,20 @@ func TestBatchMatchesSteps(t *testing.T) {
 	if !strings.Contains(f.Error(), "assignment to entry in nil map") || !strings.Contains(f.Stack, "panicky.Map") ||
 		strings.Contains(f.Stack, "(*Executor)") {
 		t.Errorf("failure lacks the panic, or its stack is not the user's:\n%v\n%s", f, f.Stack)
+	}
+	// A failure of count, the head operator of its subtask, which takes
+	// its records from the input queue: the record and key are named
+	// both ways.
+	for _, fail := range []string{"count-error", "count-panic"} {
+		_, batchSteps, batchF := runBatchJob(t, batchJob(fail), false)
+		_, stepSteps, stepF := runBatchJob(t, batchJob(fail), true)
+		if batchF == nil || stepF == nil {
+			t.Fatalf("%s: want a failure both ways, got %v and %v", fail, batchF, stepF)
+		}
+		if batchF.Operator != "count" || batchF.Record != `"c"` || batchF.Key != `"c"` || batchF.Position != 2 || batchF.Subtask != stepF.Subtask ||
+			batchF.Record != stepF.Record || batchF.Key != stepF.Key || batchF.Err.Error() != stepF.Err.Error() || batchSteps != stepSteps {
+			t.Errorf("%s: failures differ or name the wrong record:\nNext:     %+v (%d steps)\nStepInto: %+v (%d steps)", fail, batchF, batchSteps, stepF, stepSteps)
+		}
 	}
 	// The error of tag, run directly by count.
 	_, _, f = runBatchJob(t, batchJob("c"), false)

@@ -938,7 +938,7 @@ func (e *Executor) emit(ctx *OperatorContext, tag string, r Record) {
 	}
 	for i := range inst.outs {
 		rt := &inst.outs[i]
-		if rt.tag != tag {
+		if len(rt.tag) != len(tag) || rt.tag != tag {
 			continue
 		}
 		if rt.chained >= 0 {
@@ -951,12 +951,15 @@ func (e *Executor) emit(ctx *OperatorContext, tag string, r Record) {
 		}
 		switch rt.part {
 		case hashPartition:
+			if len(rt.targets) == 1 {
+				// One target owns every key group: the key is encoded
+				// straight into its queue.
+				rt.targets[0].inbox.pushKeyed(rt.channel, r, rt.key.Append, e.plan.MaxParallelism)
+				continue
+			}
 			e.keyBuf = rt.key.Append(e.keyBuf[:0], r.Value)
 			kg := state.KeyGroupFor(e.keyBuf, e.plan.MaxParallelism)
-			t := rt.targets[0] // one target owns every key group
-			if len(rt.targets) > 1 {
-				t = rt.targets[state.SubtaskFor(e.plan.MaxParallelism, len(rt.targets), kg)]
-			}
+			t := rt.targets[state.SubtaskFor(e.plan.MaxParallelism, len(rt.targets), kg)]
 			t.inbox.pushRecord(rt.channel, r, e.keyBuf, kg)
 		case broadcast:
 			for _, t := range rt.targets {
@@ -1124,22 +1127,25 @@ func (e *Executor) drainBatch() (err error) {
 		if r := recover(); r != nil {
 			buf := make([]byte, 16<<10)
 			buf = buf[:goruntime.Stack(buf, false)]
-			err = e.fail(b.st, b.inst, b.w, fmt.Errorf("panic: %v", r), string(buf))
+			err = e.fail(b.st, b.inst, b.step(), fmt.Errorf("panic: %v", r), string(buf))
 		}
-		b.st, b.inst, b.w, b.depth = nil, nil, nil, 0
+		b.st, b.inst, b.w, b.el, b.depth = nil, nil, nil, nil, 0
 		clear(b.ws[:])
 	}()
 	e.batching = true
 	w := &b.ws[0]
 	have := false // w is the next work item, of subtask b.st
 	for {
+		// el is a record taken in place from b.st's input queue, for its
+		// head operator (w is not used then).
+		var el *inElem
 		if !have {
 			if st := e.active; st != nil && len(st.stack) > 0 {
 				n := len(st.stack) - 1
 				b.st, *w = st, st.stack[n]
 				st.stack[n] = work{}
 				st.stack = st.stack[:n]
-			} else if b.st, have = e.pickRecord(w); !have {
+			} else if b.st, el = e.pickRecord(); el == nil {
 				if e.pick() == nil {
 					e.noWork()
 					return nil
@@ -1149,19 +1155,35 @@ func (e *Executor) drainBatch() (err error) {
 		}
 		have = false
 		st := b.st
-		inst := st.ops[w.op]
-		b.inst, b.w = inst, w
-		e.steps++
+		var inst *opInstance
 		var err error
-		if w.kind == wRecord && inst.two == nil {
+		if el != nil && st.ops[0].two == nil {
+			inst = st.ops[0]
+			b.inst, b.w, b.el = inst, nil, el
+			e.steps++
 			ctx := inst.ctx
-			ctx.rec = w.rec
+			ctx.rec = el.rec
 			if inst.keyed != nil {
-				inst.keyed.SetCurrentKey(w.key, int(w.kg))
+				inst.keyed.SetCurrentKey(el.key, int(el.kg))
 			}
-			err = inst.op.ProcessElement(ctx, w.rec)
+			err = inst.op.ProcessElement(ctx, el.rec)
 		} else {
-			err = e.run(st, inst, *w, &info)
+			if el != nil {
+				*w = el.work(st)
+			}
+			inst = st.ops[w.op]
+			b.inst, b.w, b.el = inst, w, nil
+			e.steps++
+			if w.kind == wRecord && inst.two == nil {
+				ctx := inst.ctx
+				ctx.rec = w.rec
+				if inst.keyed != nil {
+					inst.keyed.SetCurrentKey(w.key, int(w.kg))
+				}
+				err = inst.op.ProcessElement(ctx, w.rec)
+			} else {
+				err = e.run(st, inst, *w, &info)
+			}
 		}
 		if ctx := inst.ctx; ctx != nil && ctx.err != nil {
 			if err == nil {
@@ -1170,7 +1192,7 @@ func (e *Executor) drainBatch() (err error) {
 			ctx.err = nil
 		}
 		if err != nil {
-			return e.fail(st, inst, w, err, "")
+			return e.fail(st, inst, b.step(), err, "")
 		}
 		if e.failure != nil {
 			return e.failure // an operator it ran directly failed
@@ -1193,11 +1215,22 @@ func (e *Executor) drainBatch() (err error) {
 // ws, whose first element is drainBatch's step and the others the steps
 // runDirect runs within it, depth deep.
 type batchStep struct {
-	st    *subtask
-	inst  *opInstance
-	w     *work
+	st   *subtask
+	inst *opInstance
+	w    *work
+	// el is the step's record in st's input queue when w is nil.
+	el    *inElem
 	ws    [maxDirect + 1]work
 	depth int
+}
+
+// step is the work item of the step running now, for a failure.
+func (b *batchStep) step() *work {
+	if b.w == nil && b.el != nil {
+		w := b.el.work(b.st)
+		return &w
+	}
+	return b.w
 }
 
 // maxDirect bounds how deep runDirect nests; deeper records go through
@@ -1242,12 +1275,15 @@ func (e *Executor) runDirect(st *subtask, op int, r Record) {
 }
 
 // pickRecord takes the next element of the input queues when it is a
-// record, as pick would choose it, into w: nothing else has work (no
-// active stack, no timers or idleness pending), and the first subtask
-// with a queued element has a record first.
-func (e *Executor) pickRecord(w *work) (*subtask, bool) {
+// record, as pick would choose it: nothing else has work (no active
+// stack, no timers or idleness pending), and the first subtask with a
+// queued element has a record first. The element stays in the queue's
+// array, valid while the subtask runs: only upstream subtasks push to
+// its queue (the plan is acyclic), and a push into an emptied queue
+// clears it (inbox.reset).
+func (e *Executor) pickRecord() (*subtask, *inElem) {
 	if len(e.idlePending) > 0 || len(e.procPending) > 0 {
-		return nil, false
+		return nil, nil
 	}
 	for _, st := range e.subtasks {
 		q := &st.inbox
@@ -1256,21 +1292,18 @@ func (e *Executor) pickRecord(w *work) (*subtask, bool) {
 		}
 		el := q.peek()
 		if el.kind != elRecord {
-			return nil, false
+			return nil, nil
 		}
-		// Taken in place: the element is cleared with the others when the
-		// queue has emptied (inbox.reset), not copied out and zeroed here.
 		q.head++
 		ch := &st.channels[el.channel]
 		ch.records++
 		if el.rec.HasTimestamp {
 			ch.lastTS, ch.hasTS = el.rec.Timestamp, true
 		}
-		*w = work{kind: wRecord, rec: el.rec, key: el.key, kg: el.kg, input: ch.input}
 		e.active = st
-		return st, true
+		return st, el
 	}
-	return nil, false
+	return nil, nil
 }
 
 // noWork notes that nothing is left to run: the end of the input when

@@ -346,10 +346,12 @@ func JSONSink[T any](in Input[T], name string, opts ...Option) {
 	s := typedOp[T, T](in, name, func() Operator {
 		var ring *outRing[T]
 		return &userOp{fn: nil, process: func(ctx *OperatorContext, r Record) error {
-			if ctx.exec.light != nil {
-				lightOutput(ctx, &ring, r.Value)
+			if e := ctx.exec; e.light != nil || e.observed() {
+				if e.light != nil {
+					lightOutput(ctx, &ring, r.Value)
+				}
+				e.recordOutput(ctx, r.Value)
 			}
-			ctx.exec.recordOutput(ctx, r.Value)
 			v := r.Value
 			if s, ok := v.(*slot[T]); ok {
 				// A pointer to the value: its JSONAppender method or

@@ -1,5 +1,7 @@
 package runtime
 
+import "streamdbg/state"
+
 // inbox is a subtask's input queue: records, watermarks and watermark
 // statuses from all input channels in arrival order. Encoded keys of hash-partitioned records live
 // in one arena that is reset whenever the queue empties, so queueing a
@@ -18,6 +20,12 @@ type inElem struct {
 	kg      int32
 	kind    elemKind
 	idle    bool
+}
+
+// work is a record element of st's queue as the work item of its head
+// operator.
+func (el *inElem) work(st *subtask) work {
+	return work{kind: wRecord, rec: el.rec, key: el.key, kg: el.kg, input: st.channels[el.channel].input}
 }
 
 type elemKind uint8
@@ -50,6 +58,18 @@ func (q *inbox) pushRecord(channel int, r Record, key []byte, kg int) {
 		k = q.arena[start:len(q.arena):len(q.arena)]
 	}
 	q.els = append(q.els, inElem{channel: int32(channel), rec: r, key: k, kg: int32(kg)})
+}
+
+// pushKeyed queues a record whose key appendKey encodes straight into the
+// arena, with the key's group of maxParallelism key groups.
+func (q *inbox) pushKeyed(channel int, r Record, appendKey func([]byte, any) []byte, maxParallelism int) {
+	q.reset()
+	start := len(q.arena)
+	// A grown arena is a new array: keys already queued keep pointing at
+	// the old one, which is never written again.
+	q.arena = appendKey(q.arena, r.Value)
+	k := q.arena[start:len(q.arena):len(q.arena)]
+	q.els = append(q.els, inElem{channel: int32(channel), rec: r, key: k, kg: int32(state.KeyGroupFor(k, maxParallelism))})
 }
 
 func (q *inbox) pushWatermark(channel int, wm int64) {

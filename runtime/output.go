@@ -59,6 +59,10 @@ func (e *Executor) Flush() error {
 	return e.out.w.Flush()
 }
 
+// observed reports whether a trace or a capture sees sink records
+// (recordOutput has something to do).
+func (e *Executor) observed() bool { return e.trace != nil || e.opts.Capture != nil }
+
 func (e *Executor) recordOutput(ctx *OperatorContext, v any) {
 	if e.trace != nil {
 		e.trace.output(ctx, plainValue(v))
