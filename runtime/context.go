@@ -70,7 +70,11 @@ func (c *OperatorContext) KeyedTable(d state.StateDesc) (state.Table, error) {
 	if c.exec.opts.Trace {
 		tt := &tracedTable{Table: t, inst: c.inst, exec: c.exec}
 		tt.tagger, _ = t.(state.EntryTagger)
-		t = tt
+		if i64, ok := t.(state.Int64Table); ok {
+			t = &tracedInt64Table{tracedTable: tt, i64: i64}
+		} else {
+			t = tt
+		}
 	}
 	if two := c.inst.info.node.two; two != nil && two.broadcast >= 0 {
 		t = &keyGuard{Table: t, inst: c.inst}

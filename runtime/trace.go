@@ -243,6 +243,35 @@ func (t *tracedTable) Put(ns []byte, v any) error {
 	return nil
 }
 
+// tracedInt64Table is a tracedTable over a table that keeps int64 values
+// unboxed (state.Int64Table): ValueState[int64] reads and writes through it
+// without boxing, as it does untraced, and its writes are recorded as Put
+// records them (the same values: BoxInt64 is how the table boxes them).
+type tracedInt64Table struct {
+	*tracedTable
+	i64 state.Int64Table
+}
+
+var _ state.Int64Table = (*tracedInt64Table)(nil)
+
+func (t *tracedInt64Table) GetInt64(ns []byte) (int64, bool, error) { return t.i64.GetInt64(ns) }
+
+func (t *tracedInt64Table) PutInt64(ns []byte, v int64) error {
+	old, ok, err := t.i64.GetInt64(ns)
+	if err != nil {
+		return err
+	}
+	if err := t.i64.PutInt64(ns, v); err != nil {
+		return err
+	}
+	var o any
+	if ok {
+		o = state.BoxInt64(old)
+	}
+	t.record(ns, nil, o, ok, state.BoxInt64(v), false)
+	return nil
+}
+
 func (t *tracedTable) ListAppend(ns []byte, v any) error {
 	if err := t.Table.ListAppend(ns, v); err != nil {
 		return err

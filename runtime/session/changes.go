@@ -106,7 +106,10 @@ type histEntry struct {
 	indexed bool // byID[id] is this entry
 	trimmed int  // revisions forgotten (historyPerEntry)
 	revs    []Revision
-	id      EntryID
+	// first is the array of revs until it grows (most histories hold a
+	// revision or two: no allocation, and no other memory to reach).
+	first [2]Revision
+	id    EntryID
 }
 
 type logged struct {
@@ -180,7 +183,8 @@ func (h *history) use(he *histEntry) *histEntry {
 // it did not touch it), for the history it starts now.
 func (he *histEntry) restart() {
 	if cap(he.revs) > 8 {
-		he.revs = nil
+		clear(he.first[:])
+		he.revs = he.first[:0]
 	} else {
 		r := he.revs[:cap(he.revs)]
 		clear(r)
@@ -231,10 +235,10 @@ func (h *history) pushOrder(he *histEntry) {
 }
 
 // forget lets go of what a forgotten entry's history holds: a small array
-// of revisions stays with the entry (as it is, until restart clears it),
-// for the next write of it: most entries of a large state are forgotten
-// and written again, and a new array each time was most of what a long
-// run allocated.
+// of revisions (first, or one of up to 8) stays with the entry as it is,
+// until restart clears it, for the next write of it: most entries of a
+// large state are forgotten and written again, and a new array each time
+// was most of what a long run allocated.
 func forget(old *histEntry) {
 	if cap(old.revs) > 8 {
 		old.revs = nil
@@ -273,7 +277,7 @@ func (h *history) addRev(he *histEntry, r Revision) {
 		he.trimmed++
 	}
 	if he.revs == nil {
-		he.revs = make([]Revision, 0, 4) // most entries are written a few times
+		he.revs = he.first[:0]
 	}
 	he.revs = append(he.revs, r)
 }
