@@ -1128,9 +1128,10 @@ func (e *Executor) drainBatch() (err error) {
 			buf := make([]byte, 16<<10)
 			buf = buf[:goruntime.Stack(buf, false)]
 			err = e.fail(b.st, b.inst, b.step(), fmt.Errorf("panic: %v", r), string(buf))
+			clear(b.ws[1:]) // the steps runDirect left on the panic's way
 		}
 		b.st, b.inst, b.w, b.el, b.depth = nil, nil, nil, nil, 0
-		clear(b.ws[:])
+		b.ws[0] = work{} // runDirect clears the others as it returns
 	}()
 	e.batching = true
 	w := &b.ws[0]

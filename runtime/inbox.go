@@ -69,7 +69,22 @@ func (q *inbox) pushKeyed(channel int, r Record, appendKey func([]byte, any) []b
 	// the old one, which is never written again.
 	q.arena = appendKey(q.arena, r.Value)
 	k := q.arena[start:len(q.arena):len(q.arena)]
-	q.els = append(q.els, inElem{channel: int32(channel), rec: r, key: k, kg: int32(state.KeyGroupFor(k, maxParallelism))})
+	el := q.grow()
+	el.rec, el.key, el.channel, el.kg = r, k, int32(channel), int32(state.KeyGroupFor(k, maxParallelism))
+	el.kind, el.wm, el.idle = elRecord, 0, false
+}
+
+// grow adds an element at the end and returns it, to be filled in place
+// (appending a whole element literal copies it once more). Its pointer
+// fields are nil (reset clears the queue before it is reused); the caller
+// sets every other field.
+func (q *inbox) grow() *inElem {
+	if n := len(q.els); n < cap(q.els) {
+		q.els = q.els[:n+1]
+	} else {
+		q.els = append(q.els, inElem{})
+	}
+	return &q.els[len(q.els)-1]
 }
 
 func (q *inbox) pushWatermark(channel int, wm int64) {
