@@ -21,12 +21,17 @@ import (
 //
 // State writes name their entry with a LightEntry, made once per entry
 // (its key, namespace and user key decoded for display then): a write
-// costs an entry lookup by its bytes, not a decoding.
+// costs an entry lookup by its bytes, or by the tag the table keeps in the
+// entry, not a decoding.
 
 // LightEntry is one keyed state entry written during a light run. The
 // executor makes one per entry and operator subtask, and gives the same
 // pointer for every later write of the entry, until it is replaced
-// (Restart).
+// (Restart, or a new generation beyond maxLightEntries) or, in a table
+// that keeps tags (state.EntryTagger), until the entry is cleared: a later
+// write gets a new LightEntry. Two LightEntries may then name the same
+// entry, so a reader keeps its record of an entry by what the LightEntry
+// names, not by the pointer alone.
 type LightEntry struct {
 	Operator string
 	Subtask  int
@@ -74,6 +79,10 @@ type LightTrace struct {
 	// Outputs is the number of records the sinks received; the last of
 	// them are kept (LightOutputs).
 	Outputs int64
+	// NewEntries is the number of the Writes' entries made since the last
+	// take (written for the first time in this light run, or in a new
+	// LightEntry).
+	NewEntries int
 }
 
 // light is the executor's light recorder.
@@ -251,16 +260,24 @@ func (t *tracedTable) lightWrite(l *light, ns, uk []byte, old any, hadOld bool, 
 		}
 	}
 	key, kg := t.inst.keyed.CurrentKey()
-	b := binary.AppendUvarint(t.scratch[:0], uint64(len(key)))
-	b = append(b, key...)
-	b = binary.AppendUvarint(b, uint64(len(ns)))
-	b = append(b, ns...)
-	if uk != nil {
-		b = append(b, 1)
-		b = append(b, uk...)
+	var b []byte
+	i, ok := int32(0), false
+	if tag == nil {
+		// Found by its bytes. An entry with a tag (and no valid one yet:
+		// new, or its tag was lost with a clear) is not looked up: it
+		// gets a new LightEntry (the reader finds its own record of the
+		// entry by what the LightEntry names).
+		b = binary.AppendUvarint(t.scratch[:0], uint64(len(key)))
+		b = append(b, key...)
+		b = binary.AppendUvarint(b, uint64(len(ns)))
+		b = append(b, ns...)
+		if uk != nil {
+			b = append(b, 1)
+			b = append(b, uk...)
+		}
+		t.scratch = b
+		i, ok = lt.index[string(b)]
 	}
-	t.scratch = b
-	i, ok := lt.index[string(b)]
 	if !ok || lt.gen == 0 {
 		if lt.gen == 0 || len(lt.entries) >= maxLightEntries {
 			// The writes not yet taken name their entries in the
@@ -277,11 +294,14 @@ func (t *tracedTable) lightWrite(l *light, ns, uk []byte, old any, hadOld bool, 
 		}
 		ev := t.describe(key, kg, ns, uk)
 		ent := l.newEntry()
+		l.cur.NewEntries++
 		ent.Operator, ent.Subtask, ent.State, ent.KeyGroup = ev.Operator, ev.Subtask, ev.State, kg
 		ent.Key, ent.Namespace, ent.UserKey = ev.Key, ev.Namespace, ev.UserKey
 		i = int32(len(lt.entries))
 		lt.entries = append(lt.entries, ent)
-		lt.index[string(b)] = i
+		if tag == nil {
+			lt.index[string(b)] = i
+		}
 	}
 	if tag != nil {
 		*tag = lt.gen<<32 | uint64(i)

@@ -84,12 +84,20 @@ type history struct {
 	byID map[EntryID]*histEntry
 	// goneIn counts the gone entries in byID.
 	goneIn int
-	order  []*histEntry // entries by first write, for forgetting the oldest
+	// byIDSize is the size byID was made for (grow).
+	byIDSize int
+	order    []*histEntry // entries by first write, for forgetting the oldest
 	// orderBuf is order's array (order starts later in it once the
 	// oldest entries are forgotten).
 	orderBuf []*histEntry
 	// ins is the number of the newest history (order's last entry's).
 	ins int64
+	// chGen is the command (collector.gen) whose change indexes the
+	// entries hold (histEntry.chGen; 0: none): while it is set, an entry
+	// of byID without one has no change in the command, and compact
+	// keeps the entries that have one in byID, so that an entry's change
+	// is found without a lookup by its EntryID.
+	chGen uint64
 	// log is the recent writes in order, so that going back undoes the
 	// writes after the target without visiting every entry.
 	log []logged
@@ -104,7 +112,11 @@ type histEntry struct {
 	// began; 0: none).
 	num     int64
 	indexed bool // byID[id] is this entry
-	trimmed int  // revisions forgotten (historyPerEntry)
+	// ch is the index of the entry's change in the command chGen (see
+	// history.chGen).
+	ch      int32
+	chGen   uint64
+	trimmed int // revisions forgotten (historyPerEntry)
 	revs    []Revision
 	// first is the array of revs until it grows (most histories hold a
 	// revision or two: no allocation, and no other memory to reach).
@@ -163,6 +175,21 @@ func (h *history) lookup(id EntryID, spare *histEntry) (he *histEntry, made bool
 	*he = histEntry{id: id, indexed: true}
 	h.byID[id] = he
 	return he, true
+}
+
+// grow makes room in byID for n more entries at once, up to what it can
+// hold (historyBound live and historyGoneMax gone ones), instead of
+// letting it grow (and rehash) step by step while a fold adds them.
+func (h *history) grow(n int) {
+	want := min(len(h.byID)+n, historyBound+historyGoneMax)
+	if want <= 2*max(h.byIDSize, len(h.byID), 1024) {
+		return
+	}
+	m := make(map[EntryID]*histEntry, want)
+	for id, he := range h.byID {
+		m[id] = he
+	}
+	h.byID, h.byIDSize = m, want
 }
 
 // use returns the history to add a write of he's entry to: he itself,
@@ -250,13 +277,17 @@ func (h *history) compact() {
 	if h.goneIn <= historyGoneMax {
 		return
 	}
+	h.goneIn = 0
 	for id, e := range h.byID {
 		if !h.live(e) {
+			if h.chGen != 0 && e.chGen == h.chGen {
+				h.goneIn++ // its change is found by it
+				continue
+			}
 			delete(h.byID, id)
 			e.indexed = false
 		}
 	}
-	h.goneIn = 0
 }
 
 func (h *history) add(id EntryID, r Revision) { h.addTo(h.entry(id), r) }
@@ -307,6 +338,7 @@ func (h *history) revisions(id EntryID) []Revision {
 // undoes the logged writes after pos, newest first, or visits every entry
 // when the log does not reach back that far.
 func (h *history) truncate(pos int64) {
+	h.chGen = 0 // entries may leave byID: changes are looked up by EntryID
 	if len(h.log) == 0 || h.log[len(h.log)-1].pos <= pos {
 		return
 	}
@@ -378,9 +410,10 @@ func (s *Session) absorb(events []runtime.TraceEvent, pos int64, c *collector) {
 			s.addOutput(e, pos)
 		case runtime.TraceStateWrite:
 			id := Entry(e.Operator, e.Subtask, e.State, e.Key, e.Namespace, e.UserKey)
-			s.hist.add(id, Revision{Position: pos, Old: e.Old, New: e.New, HadOld: e.HadOld, Cleared: e.Cleared})
+			he := s.hist.entry(id)
+			s.hist.addTo(he, Revision{Position: pos, Old: e.Old, New: e.New, HadOld: e.HadOld, Cleared: e.Cleared})
 			if c != nil {
-				c.change(id, e)
+				c.change(id, he, e)
 			}
 		}
 	}

@@ -44,8 +44,9 @@ type lightRun struct {
 	// cands are the checkpoints taken since the anchor, oldest first.
 	cands []anchorCP
 	// pending is the writes not yet folded into the history and the
-	// changes (fold).
-	pending []pendingWrite
+	// changes (fold); newEntries counts the LightEntries they made.
+	pending    []pendingWrite
+	newEntries int
 }
 
 // anchorCP is a checkpoint of a light run and the light run's event count
@@ -133,6 +134,7 @@ func (c *collector) takeLight() {
 	// The records themselves stay in the executor's rings until the stop
 	// (lightOutputs): only the last OutputLimit are shown.
 	s.outSeq += lt.Outputs
+	l.newEntries += lt.NewEntries
 	for i := range lt.Writes {
 		w := &lt.Writes[i]
 		l.pending = append(l.pending, pendingWrite{entry: w.Entry, pos: pos, old: w.Old, new: w.New, hadOld: w.HadOld, cleared: w.Cleared})
@@ -179,6 +181,8 @@ func (c *collector) fold() {
 		return
 	}
 	h := &c.s.hist
+	h.grow(l.newEntries)
+	l.newEntries = 0
 	front0 := h.front()
 	front, n, ins := front0, int64(len(h.order)), h.ins
 	bound := int64(historyBound)
@@ -274,7 +278,11 @@ func (c *collector) lightOutputs(l *lightRun) {
 func (c *collector) changeLight(le *lightEntry, w *pendingWrite) {
 	if le.gen != c.gen {
 		le.gen, le.ch = c.gen, -1
-		if i, ok := c.changeIndex(le.he.id); ok {
+		if c.s.hist.chGen == c.gen {
+			if le.he.chGen == c.gen {
+				le.ch = le.he.ch
+			}
+		} else if i, ok := c.changeIndex(le.he.id); ok {
 			le.ch = i
 		}
 	}
@@ -284,7 +292,7 @@ func (c *collector) changeLight(le *lightEntry, w *pendingWrite) {
 			return
 		}
 		e := w.entry
-		le.ch = c.addChange(le.he.id, Change{Old: w.old, HadOld: w.hadOld, KeyGroup: e.KeyGroup, Key: e.Key, Namespace: e.Namespace, UserKey: e.UserKey})
+		le.ch = c.addChange(le.he.id, Change{Old: w.old, HadOld: w.hadOld, KeyGroup: e.KeyGroup, Key: e.Key, Namespace: e.Namespace, UserKey: e.UserKey}, le.he)
 	}
 	ch := &c.changes[le.ch]
 	ch.New, ch.Cleared = w.new, w.cleared

@@ -150,14 +150,16 @@ func (c *collector) sourceRecord(info runtime.StepInfo) runtime.StepInfo {
 	return info
 }
 
-func (c *collector) change(id EntryID, e *runtime.TraceEvent) {
+// change adds a traced write of id to the command's changes; he is the
+// entry's history (byID's).
+func (c *collector) change(id EntryID, he *histEntry, e *runtime.TraceEvent) {
 	i, ok := c.changeIndex(id)
 	if !ok {
 		if len(c.changes) >= MaxChanges {
 			c.dropped++
 			return
 		}
-		i = c.addChange(id, Change{Old: e.Old, HadOld: e.HadOld, KeyGroup: e.KeyGroup, Key: e.Key, Namespace: e.Namespace, UserKey: e.UserKey})
+		i = c.addChange(id, Change{Old: e.Old, HadOld: e.HadOld, KeyGroup: e.KeyGroup, Key: e.Key, Namespace: e.Namespace, UserKey: e.UserKey}, he)
 	}
 	ch := &c.changes[i]
 	ch.New, ch.Cleared = e.New, e.Cleared
@@ -169,7 +171,9 @@ func (c *collector) changeIndex(id EntryID) (int32, bool) {
 	return i, ok
 }
 
-func (c *collector) addChange(id EntryID, ch Change) int32 {
+// addChange adds the change of id, whose history in byID is he: he keeps
+// its index too (history.chGen).
+func (c *collector) addChange(id EntryID, ch Change, he *histEntry) int32 {
 	if c.changeAt == nil {
 		c.changeAt = map[EntryID]int32{}
 	}
@@ -177,6 +181,7 @@ func (c *collector) addChange(id EntryID, ch Change) int32 {
 	c.changes = append(c.changes, ch)
 	c.changeID = append(c.changeID, id)
 	c.changeAt[id] = i
+	he.chGen, he.ch = c.gen, i
 	return i
 }
 
@@ -209,6 +214,7 @@ func (s *Session) addOutputOf(sink string, subtask int, v any, pos int64) {
 
 func (s *Session) newCollector() *collector {
 	s.cmdGen++
+	s.hist.chGen = s.cmdGen
 	return &collector{s: s, startSteps: s.exec.Steps(), startPos: s.exec.Position(), gen: s.cmdGen}
 }
 
