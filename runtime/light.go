@@ -51,6 +51,9 @@ type LightWrite struct {
 	Entry           *LightEntry
 	Old, New        any
 	HadOld, Cleared bool
+	// Position is the source position the write happened at
+	// (Executor.Position then).
+	Position int64
 	// tab and idx name Entry until TakeLight fills it in: a write found
 	// by its tag does not read tab.entries (a cache miss with a large
 	// state, in the middle of the record's work); TakeLight reads them
@@ -98,6 +101,10 @@ type light struct {
 	rings   []outputRing
 	// newEntry makes a LightEntry (StartLight).
 	newEntry func() *LightEntry
+	// batch keeps the writes in cur.Writes across takes, for
+	// TakeLightWrites; taken is the array it returned last.
+	batch bool
+	taken []LightWrite
 }
 
 // StartLight puts a traced executor (Options.Trace) in light mode (see
@@ -137,16 +144,61 @@ func (e *Executor) TakeLight() *LightTrace {
 	}
 	l.cur.Events += e.steps - l.steps
 	l.steps = e.steps
-	out := l.cur
-	for i := range out.Writes {
-		if w := &out.Writes[i]; w.Entry == nil {
-			w.Entry = w.tab.entries[w.idx]
-		}
+	if l.batch {
+		l.spare = LightTrace{Events: l.cur.Events, Outputs: l.cur.Outputs, NewEntries: l.cur.NewEntries}
+		l.cur.Events, l.cur.Outputs, l.cur.NewEntries = 0, 0, 0
+		return &l.spare
 	}
+	out := l.cur
+	resolveEntries(out.Writes)
 	clear(l.spare.Writes)
 	l.cur = LightTrace{Writes: l.spare.Writes[:0]}
 	l.spare = out
 	return &l.spare
+}
+
+// resolveEntries fills in the Entry of writes that name it by table and
+// index, in one short loop (the loads of the entries overlap).
+func resolveEntries(ws []LightWrite) {
+	for i := range ws {
+		if w := &ws[i]; w.Entry == nil {
+			w.Entry = w.tab.entries[w.idx]
+		}
+	}
+}
+
+// BatchLightWrites makes a light run keep its writes until
+// TakeLightWrites takes them, instead of handing them out with every
+// TakeLight (whose Writes are then empty): a reader that takes them in
+// large batches reads each entry in one short loop and copies no write.
+func (e *Executor) BatchLightWrites() {
+	if e.light != nil {
+		e.light.batch = true
+	}
+}
+
+// LightWritesPending is the number of writes TakeLightWrites would return.
+func (e *Executor) LightWritesPending() int {
+	if e.light == nil {
+		return 0
+	}
+	return len(e.light.cur.Writes)
+}
+
+// TakeLightWrites returns the writes a light run in batch mode
+// (BatchLightWrites) recorded since the last call, oldest first, their
+// Entry filled in. They are valid until the next call; StopLight drops
+// what was not taken.
+func (e *Executor) TakeLightWrites() []LightWrite {
+	l := e.light
+	if l == nil || !l.batch {
+		return nil
+	}
+	ws := l.cur.Writes
+	resolveEntries(ws)
+	clear(l.taken)
+	l.cur.Writes, l.taken = l.taken[:0], ws
+	return ws
 }
 
 // LightOutputs returns the last n records the sinks received in light
@@ -254,7 +306,7 @@ func (t *tracedTable) lightWrite(l *light, ns, uk []byte, old any, hadOld bool, 
 		tag = t.tagger.EntryTag(ns)
 		if tag != nil && *tag>>32 == lt.gen && lt.gen != 0 {
 			if i := uint32(*tag); int(i) < len(lt.entries) {
-				l.cur.Writes = append(l.cur.Writes, LightWrite{tab: lt, idx: int32(i), Old: dyn(old), HadOld: hadOld, New: dyn(nw), Cleared: cleared})
+				l.cur.Writes = append(l.cur.Writes, LightWrite{tab: lt, idx: int32(i), Old: dyn(old), HadOld: hadOld, New: dyn(nw), Cleared: cleared, Position: t.exec.position})
 				return
 			}
 		}
@@ -306,5 +358,5 @@ func (t *tracedTable) lightWrite(l *light, ns, uk []byte, old any, hadOld bool, 
 	if tag != nil {
 		*tag = lt.gen<<32 | uint64(i)
 	}
-	l.cur.Writes = append(l.cur.Writes, LightWrite{Entry: lt.entries[i], Old: dyn(old), HadOld: hadOld, New: dyn(nw), Cleared: cleared})
+	l.cur.Writes = append(l.cur.Writes, LightWrite{Entry: lt.entries[i], Old: dyn(old), HadOld: hadOld, New: dyn(nw), Cleared: cleared, Position: t.exec.position})
 }

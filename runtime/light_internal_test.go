@@ -138,3 +138,66 @@ func TestTracedInt64Writes(t *testing.T) {
 		})
 	}
 }
+
+// TestLightWritesBatched: in batch mode (BatchLightWrites) TakeLight hands
+// out no writes and TakeLightWrites returns all of them since its last
+// call, in order, the same as per-record takes give, each with the source
+// position its record ran at; both backends, with and without
+// generations starting over between two batches.
+func TestLightWritesBatched(t *testing.T) {
+	for _, backend := range []string{"heap", "pebble"} {
+		for _, max := range []int{maxLightEntries, 3} {
+			t.Run(fmt.Sprintf("%s/max-%d", backend, max), func(t *testing.T) {
+				defer func(n int) { maxLightEntries = n }(maxLightEntries)
+				maxLightEntries = max
+				describe := func(w LightWrite) string {
+					en := w.Entry
+					return fmt.Sprintf("%s %s[%d] %v: %v (%v) -> %v @%d", en.State, en.Operator, en.Subtask, en.Key, w.Old, w.HadOld, w.New, w.Position)
+				}
+				var want, got []string
+				for _, batch := range []bool{false, true} {
+					e, err := NewExecutor(lightJob(), Options{Trace: true, Parallelism: 1, Backend: backend, Output: io.Discard}, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					e.StartLight(0, nil)
+					if batch {
+						e.BatchLightWrites()
+					}
+					for n := 0; !e.Finished(); n++ {
+						if err := e.Next(); err != nil && err != ErrFinished {
+							t.Fatal(err)
+						}
+						lt := e.TakeLight()
+						if !batch {
+							for _, w := range lt.Writes {
+								if w.Position != e.Position() {
+									t.Fatalf("a write at position %d, after the record at %d", w.Position, e.Position())
+								}
+								want = append(want, describe(w))
+							}
+							continue
+						}
+						if len(lt.Writes) != 0 {
+							t.Fatalf("batch mode: TakeLight gave %d writes", len(lt.Writes))
+						}
+						if n%7 == 6 || e.Finished() {
+							pending := e.LightWritesPending()
+							ws := e.TakeLightWrites()
+							if len(ws) != pending {
+								t.Fatalf("%d writes pending, %d taken", pending, len(ws))
+							}
+							for _, w := range ws {
+								got = append(got, describe(w))
+							}
+						}
+					}
+					e.Close()
+				}
+				if len(want) != 160 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+					t.Fatalf("batched writes:\n%s\nper record (%d):\n%s", strings.Join(got, "\n"), len(want), strings.Join(want, "\n"))
+				}
+			})
+		}
+	}
+}

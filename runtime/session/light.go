@@ -43,10 +43,10 @@ type lightRun struct {
 	anchor anchorCP
 	// cands are the checkpoints taken since the anchor, oldest first.
 	cands []anchorCP
-	// pending is the writes not yet folded into the history and the
-	// changes (fold); newEntries counts the LightEntries they made.
-	pending    []pendingWrite
+	// newEntries counts the LightEntries the writes not yet folded in
+	// made; slots is fold's array.
 	newEntries int
+	slots      []foldSlot
 }
 
 // anchorCP is a checkpoint of a light run and the light run's event count
@@ -105,6 +105,7 @@ func (c *collector) afterRecord(before *runtime.Checkpoint, may bool) {
 		s.pin(taken)
 		c.light.outSeq = s.outSeq
 		s.exec.StartLight(2*s.opts.OutputLimit, newLightEntry) // as many outputs as the buffer holds
+		s.exec.BatchLightWrites()
 		return
 	}
 	if taken != nil {
@@ -121,7 +122,8 @@ func (c *collector) afterRecord(before *runtime.Checkpoint, may bool) {
 }
 
 // takeLight takes what the light run recorded for the last record: its
-// writes wait in the light run's pending list until the next fold.
+// writes wait in the executor (runtime.BatchLightWrites) until the next
+// fold.
 func (c *collector) takeLight() {
 	s := c.s
 	lt := s.exec.TakeLight()
@@ -129,35 +131,23 @@ func (c *collector) takeLight() {
 		return
 	}
 	l := c.light
-	pos := s.exec.Position()
 	l.events += lt.Events
 	// The records themselves stay in the executor's rings until the stop
 	// (lightOutputs): only the last OutputLimit are shown.
 	s.outSeq += lt.Outputs
 	l.newEntries += lt.NewEntries
-	for i := range lt.Writes {
-		w := &lt.Writes[i]
-		l.pending = append(l.pending, pendingWrite{entry: w.Entry, pos: pos, old: w.Old, new: w.New, hadOld: w.HadOld, cleared: w.Cleared})
-	}
-	if len(l.pending) >= lightFoldAt {
+	if s.exec.LightWritesPending() >= lightFoldAt {
 		c.fold()
 	}
 }
 
-// pendingWrite is a light run's write not yet in the history and the
-// command's changes (fold).
-type pendingWrite struct {
-	entry *runtime.LightEntry
-	pos   int64
-	// he and num are the entry's history the write goes to and that
-	// history's number (fold's first pass); starts says the write started
-	// it.
-	he       *histEntry
-	num      int64
-	old, new any
-	hadOld   bool
-	cleared  bool
-	starts   bool
+// foldSlot is what fold's first pass found for a write: the entry's
+// history it goes to, that history's number, and whether the write
+// started it.
+type foldSlot struct {
+	he     *histEntry
+	num    int64
+	starts bool
 }
 
 // lightFoldAt is how many writes a light run keeps pending before it
@@ -171,15 +161,19 @@ var lightFoldAt = 1 << 18
 // every write's entry is numbered: a first pass numbers them (visiting
 // each write's entry, and doing the changes), and only the writes to
 // histories still kept at the end become revisions; the others would be
-// forgotten before anything could read them. A pending list as long as
-// several times historyBound leaves most writes of a large state out of
-// the second pass.
+// forgotten before anything could read them. A batch several times as
+// long as historyBound leaves most writes of a large state out of the
+// second pass.
 func (c *collector) fold() {
 	l := c.light
-	ws := l.pending
+	ws := c.s.exec.TakeLightWrites()
 	if len(ws) == 0 {
 		return
 	}
+	if cap(l.slots) < len(ws) {
+		l.slots = make([]foldSlot, len(ws), max(len(ws), lightFoldAt))
+	}
+	slots := l.slots[:len(ws)]
 	h := &c.s.hist
 	h.grow(l.newEntries)
 	l.newEntries = 0
@@ -187,33 +181,34 @@ func (c *collector) fold() {
 	front, n, ins := front0, int64(len(h.order)), h.ins
 	bound := int64(historyBound)
 	for i := range ws {
-		p := &ws[i]
-		le := p.entry.Data.(*lightEntry)
+		w := &ws[i]
+		le := w.Entry.Data.(*lightEntry)
 		he := le.he
 		made := false
 		if he == nil {
-			e := p.entry
+			e := w.Entry
 			he, made = h.lookup(Entry(e.Operator, e.Subtask, e.State, e.Key, e.Namespace, e.UserKey), &le.own)
 			le.he = he
 		} else if he.num <= front && !he.indexed {
 			he, made = h.lookup(he.id, nil)
 			le.he = he
 		}
+		starts := false
 		if he.num <= front { // a new history: the entry's first write, or the first since it was forgotten
 			if !made {
 				h.goneIn--
 			}
 			ins++
 			he.num = ins
-			p.starts = true
+			starts = true
 			if n < bound {
 				n++
 			} else {
 				front++
 			}
 		}
-		p.he, p.num = he, he.num
-		c.changeLight(le, p)
+		slots[i] = foldSlot{he: he, num: he.num, starts: starts}
+		c.changeLight(le, w)
 	}
 	// The order: what is left of it, then the histories the batch began
 	// that are kept.
@@ -224,26 +219,24 @@ func (c *collector) fold() {
 	}
 	h.order = h.order[drop:]
 	h.goneIn += int(front - front0)
-	for i := range ws {
-		p := &ws[i]
-		if p.starts && p.num > front {
+	for i := range slots {
+		if p := &slots[i]; p.starts && p.num > front {
 			h.pushOrder(p.he)
 		}
 	}
 	h.ins = ins
 	for i := range ws {
-		p := &ws[i]
+		p, w := &slots[i], &ws[i]
 		if p.num > front {
 			if p.starts {
 				p.he.restart()
 			}
-			h.addRev(p.he, Revision{Position: p.pos, Old: p.old, New: p.new, HadOld: p.hadOld, Cleared: p.cleared})
+			h.addRev(p.he, Revision{Position: w.Position, Old: w.Old, New: w.New, HadOld: w.HadOld, Cleared: w.Cleared})
 		}
-		h.logWrite(p.pos, p.he)
+		h.logWrite(w.Position, p.he)
 	}
 	h.compact()
-	clear(ws)
-	l.pending = ws[:0]
+	clear(slots)
 }
 
 // lightOutputs puts the records the sinks received in the light run into
@@ -275,7 +268,7 @@ func (c *collector) lightOutputs(l *lightRun) {
 }
 
 // changeLight is change for a light run's write.
-func (c *collector) changeLight(le *lightEntry, w *pendingWrite) {
+func (c *collector) changeLight(le *lightEntry, w *runtime.LightWrite) {
 	if le.gen != c.gen {
 		le.gen, le.ch = c.gen, -1
 		if c.s.hist.chGen == c.gen {
@@ -291,11 +284,11 @@ func (c *collector) changeLight(le *lightEntry, w *pendingWrite) {
 			c.dropped++
 			return
 		}
-		e := w.entry
-		le.ch = c.addChange(le.he.id, Change{Old: w.old, HadOld: w.hadOld, KeyGroup: e.KeyGroup, Key: e.Key, Namespace: e.Namespace, UserKey: e.UserKey}, le.he)
+		e := w.Entry
+		le.ch = c.addChange(le.he.id, Change{Old: w.Old, HadOld: w.HadOld, KeyGroup: e.KeyGroup, Key: e.Key, Namespace: e.Namespace, UserKey: e.UserKey}, le.he)
 	}
 	ch := &c.changes[le.ch]
-	ch.New, ch.Cleared = w.new, w.cleared
+	ch.New, ch.Cleared = w.New, w.Cleared
 	ch.Writes++
 }
 
