@@ -640,6 +640,14 @@ func (e *Executor) dueSource() (*subtask, error) {
 			return nil, fmt.Errorf("runtime: the schedule names source %q subtask %d, which the job does not have", name, sub)
 		}
 	}
+	if len(e.sources) == 1 && sched == nil {
+		// One source subtask: the round robin below, without its search.
+		if st := e.sources[0]; !st.done {
+			e.nextSrc++
+			return st, nil
+		}
+		return nil, nil // every source is done
+	}
 	var first, last *subtask
 	ordered := true
 	for _, st := range e.sources {
