@@ -102,9 +102,8 @@ type light struct {
 	// newEntry makes a LightEntry (StartLight).
 	newEntry func() *LightEntry
 	// batch keeps the writes in cur.Writes across takes, for
-	// TakeLightWrites; taken is the array it returned last.
+	// TakeLightWrites.
 	batch bool
-	taken []LightWrite
 }
 
 // StartLight puts a traced executor (Options.Trace) in light mode (see
@@ -172,8 +171,9 @@ func resolveEntries(ws []LightWrite) {
 // TakeLight (whose Writes are then empty): a reader that takes them in
 // large batches reads each entry in one short loop and copies no write.
 func (e *Executor) BatchLightWrites() {
-	if e.light != nil {
-		e.light.batch = true
+	if l := e.light; l != nil && !l.batch {
+		l.batch = true
+		l.cur.Writes = make([]LightWrite, 0, max(cap(l.cur.Writes), 1<<12))
 	}
 }
 
@@ -187,8 +187,8 @@ func (e *Executor) LightWritesPending() int {
 
 // TakeLightWrites returns the writes a light run in batch mode
 // (BatchLightWrites) recorded since the last call, oldest first, their
-// Entry filled in. They are valid until the next call; StopLight drops
-// what was not taken.
+// Entry filled in. They are valid until the executor runs again (the next
+// writes go into the same array); StopLight drops what was not taken.
 func (e *Executor) TakeLightWrites() []LightWrite {
 	l := e.light
 	if l == nil || !l.batch {
@@ -196,8 +196,7 @@ func (e *Executor) TakeLightWrites() []LightWrite {
 	}
 	ws := l.cur.Writes
 	resolveEntries(ws)
-	clear(l.taken)
-	l.cur.Writes, l.taken = l.taken[:0], ws
+	l.cur.Writes = ws[:0]
 	return ws
 }
 
