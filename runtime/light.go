@@ -170,10 +170,11 @@ func resolveEntries(ws []LightWrite) {
 // TakeLightWrites takes them, instead of handing them out with every
 // TakeLight (whose Writes are then empty): a reader that takes them in
 // large batches reads each entry in one short loop and copies no write.
-func (e *Executor) BatchLightWrites() {
+// size is the batch the reader means to take (room is made for it).
+func (e *Executor) BatchLightWrites(size int) {
 	if l := e.light; l != nil && !l.batch {
 		l.batch = true
-		l.cur.Writes = make([]LightWrite, 0, max(cap(l.cur.Writes), 1<<12))
+		l.cur.Writes = make([]LightWrite, 0, max(cap(l.cur.Writes), size, 16))
 	}
 }
 

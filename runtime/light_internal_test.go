@@ -162,7 +162,7 @@ func TestLightWritesBatched(t *testing.T) {
 					}
 					e.StartLight(0, nil)
 					if batch {
-						e.BatchLightWrites()
+						e.BatchLightWrites(5)
 					}
 					for n := 0; !e.Finished(); n++ {
 						if err := e.Next(); err != nil && err != ErrFinished {
