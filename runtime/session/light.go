@@ -105,7 +105,7 @@ func (c *collector) afterRecord(before *runtime.Checkpoint, may bool) {
 		s.pin(taken)
 		c.light.outSeq = s.outSeq
 		s.exec.StartLight(2*s.opts.OutputLimit, newLightEntry) // as many outputs as the buffer holds
-		s.exec.BatchLightWrites(min(lightFoldAt, 1<<14)) // grown by append up to a fold
+		s.exec.BatchLightWrites(min(lightFoldAt, 1<<14))       // grown by append up to a fold
 		return
 	}
 	if taken != nil {
