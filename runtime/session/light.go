@@ -150,6 +150,29 @@ type foldSlot struct {
 	starts bool
 }
 
+// foldBlock is how many writes fold's first pass reads ahead
+// (touchEntries).
+const foldBlock = 128
+
+// touchEntries reads the records and histories of the writes' entries,
+// each independent of the others, so that their cache misses overlap
+// (the first pass, which works on them one after another, then finds
+// them in cache): the entries of a large state are all over memory.
+func touchEntries(ws []runtime.LightWrite) {
+	var sum int64
+	for i := range ws {
+		le := ws[i].Entry.Data.(*lightEntry)
+		sum += int64(le.gen)
+		if he := le.he; he != nil {
+			sum += he.num
+		}
+	}
+	touched += sum
+}
+
+// touched keeps touchEntries' reads from being left out.
+var touched int64
+
 // lightFoldAt is how many writes a light run keeps pending before it
 // folds them in (a variable for tests).
 var lightFoldAt = 1 << 18
@@ -181,6 +204,9 @@ func (c *collector) fold() {
 	front, n, ins := front0, int64(len(h.order)), h.ins
 	bound := int64(historyBound)
 	for i := range ws {
+		if i%foldBlock == 0 {
+			touchEntries(ws[i:min(i+foldBlock, len(ws))])
+		}
 		w := &ws[i]
 		le := w.Entry.Data.(*lightEntry)
 		he := le.he
