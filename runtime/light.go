@@ -170,11 +170,17 @@ func resolveEntries(ws []LightWrite) {
 // TakeLightWrites takes them, instead of handing them out with every
 // TakeLight (whose Writes are then empty): a reader that takes them in
 // large batches reads each entry in one short loop and copies no write.
-// size is the batch the reader means to take (room is made for it).
+// size is the batch the reader means to take next: room is made for it
+// (when no write is pending, in a new array rather than by growing the
+// old one write by write); called again, it makes room for a larger one.
 func (e *Executor) BatchLightWrites(size int) {
-	if l := e.light; l != nil && !l.batch {
-		l.batch = true
-		l.cur.Writes = make([]LightWrite, 0, max(cap(l.cur.Writes), size, 16))
+	l := e.light
+	if l == nil {
+		return
+	}
+	l.batch = true
+	if cap(l.cur.Writes) < size && len(l.cur.Writes) == 0 {
+		l.cur.Writes = make([]LightWrite, 0, size)
 	}
 }
 

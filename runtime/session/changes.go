@@ -323,6 +323,13 @@ func (h *history) logWrite(pos int64, he *histEntry) {
 		clear(h.log[n:])
 		h.log = h.log[:n]
 	}
+	if len(h.log) == cap(h.log) {
+		// Doubled up to its bound (append grows a large array by a
+		// quarter at a time, copying it each time).
+		l := make([]logged, len(h.log), max(len(h.log)+1, min(2*cap(h.log), 2*historyLog), 256))
+		copy(l, h.log)
+		h.log = l
+	}
 	h.log = append(h.log, logged{pos: pos, e: he})
 }
 

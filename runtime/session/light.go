@@ -47,6 +47,8 @@ type lightRun struct {
 	// made; slots is fold's array.
 	newEntries int
 	slots      []foldSlot
+	// foldAt is the number of writes the next fold waits for.
+	foldAt int
 }
 
 // anchorCP is a checkpoint of a light run and the light run's event count
@@ -105,7 +107,8 @@ func (c *collector) afterRecord(before *runtime.Checkpoint, may bool) {
 		s.pin(taken)
 		c.light.outSeq = s.outSeq
 		s.exec.StartLight(2*s.opts.OutputLimit, newLightEntry) // as many outputs as the buffer holds
-		s.exec.BatchLightWrites(min(lightFoldAt, 1<<14))       // grown by append up to a fold
+		c.light.foldAt = min(lightFoldAt, 1<<14)
+		s.exec.BatchLightWrites(c.light.foldAt + foldSlack)
 		return
 	}
 	if taken != nil {
@@ -136,8 +139,14 @@ func (c *collector) takeLight() {
 	// (lightOutputs): only the last OutputLimit are shown.
 	s.outSeq += lt.Outputs
 	l.newEntries += lt.NewEntries
-	if s.exec.LightWritesPending() >= lightFoldAt {
+	if s.exec.LightWritesPending() >= l.foldAt {
 		c.fold()
+		// Batches grow fourfold up to lightFoldAt: a short light run
+		// holds small arrays, a long one makes few.
+		if l.foldAt < lightFoldAt {
+			l.foldAt = min(4*l.foldAt, lightFoldAt)
+			s.exec.BatchLightWrites(l.foldAt + foldSlack)
+		}
 	}
 }
 
@@ -174,8 +183,11 @@ func touchEntries(ws []runtime.LightWrite) {
 var touched int64
 
 // lightFoldAt is how many writes a light run keeps pending before it
-// folds them in (a variable for tests).
+// folds them in, at most (a variable for tests); foldSlack is the room
+// for the writes of the record that reaches it.
 var lightFoldAt = 1 << 18
+
+const foldSlack = 256
 
 // fold puts the pending writes of the light run into the history and the
 // command's changes, as absorbing them one by one would have left them.
@@ -194,7 +206,7 @@ func (c *collector) fold() {
 		return
 	}
 	if cap(l.slots) < len(ws) {
-		l.slots = make([]foldSlot, len(ws), max(len(ws), lightFoldAt))
+		l.slots = make([]foldSlot, len(ws), max(len(ws), l.foldAt+foldSlack))
 	}
 	slots := l.slots[:len(ws)]
 	h := &c.s.hist
