@@ -149,7 +149,13 @@ func TestLightHistoryOverflow(t *testing.T) {
 						}
 					}
 					if !reflect.DeepEqual(stops[0].Changes, stops[1].Changes) || stops[0].ChangesDropped != stops[1].ChangesDropped {
-						t.Fatalf("command %d (%s): changes differ (%d and %d entries)", i, cmd, len(stops[0].Changes), len(stops[1].Changes))
+						for id, fc := range stops[0].Changes {
+							if lc, ok := stops[1].Changes[id]; !ok || !reflect.DeepEqual(fc, lc) {
+								t.Errorf("change of %v: full %+v, light %+v (%v)", id, fc, lc, ok)
+								break
+							}
+						}
+						t.Fatalf("command %d (%s): changes differ (%d and %d entries, %d and %d dropped)", i, cmd, len(stops[0].Changes), len(stops[1].Changes), stops[0].ChangesDropped, stops[1].ChangesDropped)
 					}
 					if len(ids) > len(f.order) {
 						forgot = true
