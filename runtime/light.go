@@ -48,9 +48,8 @@ type LightEntry struct {
 // LightWrite is one write to keyed state, as a TraceStateWrite event
 // records it.
 type LightWrite struct {
-	Entry           *LightEntry
-	Old, New        any
-	HadOld, Cleared bool
+	Entry    *LightEntry
+	Old, New any
 	// Position is the source position the write happened at
 	// (Executor.Position then).
 	Position int64
@@ -58,8 +57,9 @@ type LightWrite struct {
 	// by its tag does not read tab.entries (a cache miss with a large
 	// state, in the middle of the record's work); TakeLight reads them
 	// all in one short loop.
-	tab *lightTable
-	idx int32
+	tab             *lightTable
+	idx             int32
+	HadOld, Cleared bool // (after idx: the write is 64 bytes)
 }
 
 // LightOutput is one record a sink received, as a TraceOutput event
