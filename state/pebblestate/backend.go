@@ -125,7 +125,7 @@ func Open(opts Options) (*Backend, error) {
 	po.EventListener = &pebble.EventListener{BackgroundError: bg.record}
 	po.MemTableStopWritesThreshold = stopWritesThreshold
 	po.MemTableSize = memTableSize
-	logger := &fatalLogger{dir: dir}
+	logger := &fatalLogger{dir: dir, exit: fatalExit}
 	po.Logger = logger
 	var db *pebble.DB
 	err := logger.guard(func() (err error) { db, err = pebble.Open(dir, po); return err })
@@ -230,6 +230,7 @@ func (quietLogger) Fatalf(format string, args ...any) {
 type fatalLogger struct {
 	quietLogger
 	dir     string
+	exit    func(error) // fatalExit when the backend was opened
 	guarded atomic.Int32
 }
 
@@ -246,6 +247,14 @@ func (l *fatalLogger) Fatalf(format string, args ...any) {
 	if l.guarded.Load() > 0 {
 		panic(fatalPanic{err})
 	}
+	l.exit(err)
+	select {} // Fatalf must not return; exit only returns in tests
+}
+
+// fatalExit ends the process for an error of pebble's background work.
+// Tests replace it to see the error without the test binary ending; a
+// backend keeps the one it was opened with.
+var fatalExit = func(err error) {
 	fmt.Fprintf(os.Stderr, "streamdbg: %v\n", err)
 	os.Exit(1)
 }
