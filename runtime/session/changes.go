@@ -81,7 +81,7 @@ type history struct {
 	// without revisions) until gone ones outnumber the rest thrice, so
 	// that a later write takes it back without a lookup (light runs keep
 	// it by pointer) and forgetting costs no map deletion.
-	byID map[EntryID]*histEntry
+	byID entryIndex
 	// goneIn counts the gone entries in byID.
 	goneIn int
 	// byIDSize is the size byID was made for (grow).
@@ -122,6 +122,8 @@ type histEntry struct {
 	// revision or two: no allocation, and no other memory to reach).
 	first [2]Revision
 	id    EntryID
+	// next is the next history in byID's chain of this one's hash.
+	next *histEntry
 }
 
 type logged struct {
@@ -162,34 +164,22 @@ func (h *history) entryIn(id EntryID, spare *histEntry) *histEntry {
 // lookup returns byID[id], or makes it (in spare when not nil) without
 // a history yet (made).
 func (h *history) lookup(id EntryID, spare *histEntry) (he *histEntry, made bool) {
-	if he := h.byID[id]; he != nil {
-		return he, false
-	}
-	if h.byID == nil {
-		h.byID = map[EntryID]*histEntry{}
-	}
-	he = spare
-	if he == nil {
-		he = &histEntry{}
-	}
-	*he = histEntry{id: id, indexed: true}
-	h.byID[id] = he
-	return he, true
+	return h.byID.lookup(id, spare)
 }
 
 // grow makes room in byID for n more entries at once, up to what it can
 // hold (historyBound live and historyGoneMax gone ones), instead of
 // letting it grow (and rehash) step by step while a fold adds them.
 func (h *history) grow(n int) {
-	want := min(len(h.byID)+n, historyBound+historyGoneMax)
-	if want <= 2*max(h.byIDSize, len(h.byID), 1024) {
+	want := min(h.byID.n+n, historyBound+historyGoneMax)
+	if want <= 2*max(h.byIDSize, h.byID.n, 1024) {
 		return
 	}
-	m := make(map[EntryID]*histEntry, want)
-	for id, he := range h.byID {
-		m[id] = he
+	m := make(map[uint64]*histEntry, want)
+	for k, he := range h.byID.m {
+		m[k] = he
 	}
-	h.byID, h.byIDSize = m, want
+	h.byID.m, h.byIDSize = m, want
 }
 
 // use returns the history to add a write of he's entry to: he itself,
@@ -278,16 +268,16 @@ func (h *history) compact() {
 		return
 	}
 	h.goneIn = 0
-	for id, e := range h.byID {
+	h.byID.filter(func(e *histEntry) bool {
 		if !h.live(e) {
 			if h.chGen != 0 && e.chGen == h.chGen {
 				h.goneIn++ // its change is found by it
-				continue
+				return true
 			}
-			delete(h.byID, id)
-			e.indexed = false
+			return false
 		}
-	}
+		return true
+	}, func(e *histEntry) { e.indexed = false })
 }
 
 func (h *history) add(id EntryID, r Revision) { h.addTo(h.entry(id), r) }
@@ -335,7 +325,7 @@ func (h *history) logWrite(pos int64, he *histEntry) {
 
 // revisions is the revisions of id (nil for none).
 func (h *history) revisions(id EntryID) []Revision {
-	if he := h.byID[id]; he != nil && h.live(he) {
+	if he := h.byID.get(id); he != nil && h.live(he) {
 		return he.revs
 	}
 	return nil
@@ -371,7 +361,7 @@ func (h *history) truncate(pos int64) {
 			n--
 		}
 		if n == 0 {
-			delete(h.byID, he.id)
+			h.byID.del(he)
 			he.num, he.indexed, he.revs, he.trimmed = 0, false, nil, 0
 			continue
 		}
@@ -387,9 +377,7 @@ func (h *history) truncate(pos int64) {
 }
 
 func (h *history) reset() {
-	for _, he := range h.byID {
-		he.indexed = false
-	}
+	h.byID.each(func(he *histEntry) { he.indexed, he.next = false, nil })
 	// The numbering goes on: every old entry is forgotten in the new one.
 	*h = history{ins: h.ins}
 }
@@ -397,7 +385,7 @@ func (h *history) reset() {
 // History returns the revisions of an entry in this session, oldest first,
 // and how many older ones were forgotten (HistoryPerEntry).
 func (s *Session) History(id EntryID) (revs []Revision, forgotten int) {
-	he := s.hist.byID[id]
+	he := s.hist.byID.get(id)
 	if he == nil || !s.hist.live(he) || len(he.revs) == 0 {
 		return nil, 0
 	}

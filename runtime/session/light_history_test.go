@@ -130,9 +130,7 @@ func TestLightHistoryOverflow(t *testing.T) {
 					}
 					ids := map[EntryID]bool{}
 					for _, s := range []*Session{full, light} {
-						for id := range s.hist.byID {
-							ids[id] = true
-						}
+						s.hist.byID.each(func(he *histEntry) { ids[he.id] = true })
 						for _, he := range s.hist.order {
 							ids[he.id] = true
 						}
