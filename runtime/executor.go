@@ -946,7 +946,7 @@ func (e *Executor) emit(ctx *OperatorContext, tag string, r Record) {
 	}
 	for i := range inst.outs {
 		rt := &inst.outs[i]
-		if len(rt.tag) != len(tag) || rt.tag != tag {
+		if rt.tag != tag {
 			continue
 		}
 		if rt.chained >= 0 {
@@ -1118,6 +1118,18 @@ func (e *Executor) drain() error {
 	}
 }
 
+// processRecord hands a record to a one-input operator, its key (if
+// keyed) made current first: drainBatch's step for a record, whether it
+// comes from an input queue or from the chain.
+func (inst *opInstance) processRecord(rec Record, key []byte, kg int32) error {
+	ctx := inst.ctx
+	ctx.rec = rec
+	if inst.keyed != nil {
+		inst.keyed.SetCurrentKey(key, int(kg))
+	}
+	return inst.op.ProcessElement(ctx, rec)
+}
+
 // drainBatch is drain without a trace: the steps run in one loop under one
 // recover, where step builds a StepInfo and defers a recover per element.
 // A panic still fails the task naming the step's operator, record, key
@@ -1170,12 +1182,7 @@ func (e *Executor) drainBatch() (err error) {
 			inst = st.ops[0]
 			b.inst, b.w, b.el = inst, nil, el
 			e.steps++
-			ctx := inst.ctx
-			ctx.rec = el.rec
-			if inst.keyed != nil {
-				inst.keyed.SetCurrentKey(el.key, int(el.kg))
-			}
-			err = inst.op.ProcessElement(ctx, el.rec)
+			err = inst.processRecord(el.rec, el.key, el.kg)
 		} else {
 			if el != nil {
 				*w = el.work(st)
@@ -1184,12 +1191,7 @@ func (e *Executor) drainBatch() (err error) {
 			b.inst, b.w, b.el = inst, w, nil
 			e.steps++
 			if w.kind == wRecord && inst.two == nil {
-				ctx := inst.ctx
-				ctx.rec = w.rec
-				if inst.keyed != nil {
-					inst.keyed.SetCurrentKey(w.key, int(w.kg))
-				}
-				err = inst.op.ProcessElement(ctx, w.rec)
+				err = inst.processRecord(w.rec, w.key, w.kg)
 			} else {
 				err = e.run(st, inst, *w, &info)
 			}

@@ -49,6 +49,8 @@ type lightRun struct {
 	slots      []foldSlot
 	// foldAt is the number of writes the next fold waits for.
 	foldAt int
+	// touched is what touchEntries read (kept, never used).
+	touched int64
 }
 
 // anchorCP is a checkpoint of a light run and the light run's event count
@@ -167,7 +169,9 @@ const foldBlock = 128
 // each independent of the others, so that their cache misses overlap
 // (the first pass, which works on them one after another, then finds
 // them in cache): the entries of a large state are all over memory.
-func touchEntries(ws []runtime.LightWrite) {
+// Its result is kept (lightRun.touched) so that the reads are not left
+// out.
+func touchEntries(ws []runtime.LightWrite) int64 {
 	var sum int64
 	for i := range ws {
 		le := ws[i].Entry.Data.(*lightEntry)
@@ -176,11 +180,8 @@ func touchEntries(ws []runtime.LightWrite) {
 			sum += he.num
 		}
 	}
-	touched += sum
+	return sum
 }
-
-// touched keeps touchEntries' reads from being left out.
-var touched int64
 
 // lightFoldAt is how many writes a light run keeps pending before it
 // folds them in, at most (a variable for tests); foldSlack is the room
@@ -217,7 +218,7 @@ func (c *collector) fold() {
 	bound := int64(historyBound)
 	for i := range ws {
 		if i%foldBlock == 0 {
-			touchEntries(ws[i:min(i+foldBlock, len(ws))])
+			l.touched += touchEntries(ws[i:min(i+foldBlock, len(ws))])
 		}
 		w := &ws[i]
 		le := w.Entry.Data.(*lightEntry)

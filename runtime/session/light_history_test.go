@@ -2,12 +2,10 @@ package session
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"reflect"
-	"strings"
 	"testing"
 
 	"streamdbg/fixtures"
@@ -109,20 +107,7 @@ func TestLightHistoryOverflow(t *testing.T) {
 				for i, cmd := range cmds {
 					var stops [2]*Stop
 					for j, s := range []*Session{full, light} {
-						var st *Stop
-						var err error
-						switch {
-						case cmd == "c":
-							st, err = s.Continue(context.Background())
-						case cmd == "s":
-							st, err = s.StepInto()
-						case cmd == "u":
-							st, err = s.Back()
-						case strings.HasPrefix(cmd, "n "):
-							var n int
-							fmt.Sscanf(cmd, "n %d", &n)
-							st, err = s.NextN(context.Background(), n)
-						}
+						st, err := runCommand(s, cmd)
 						if err != nil {
 							t.Fatalf("command %d (%s): %v", i, cmd, err)
 						}

@@ -70,20 +70,7 @@ func runLightScenario(t *testing.T, job, backend string, sc lightScenario, full 
 	var out []lightResult
 	for _, cmd := range sc.cmds {
 		var st *Stop
-		switch {
-		case cmd == "c":
-			st, err = s.Continue(context.Background())
-		case cmd == "s":
-			st, err = s.StepInto()
-		case cmd == "u":
-			st, err = s.Back()
-		case cmd == "R":
-			st, err = s.Restart()
-		case strings.HasPrefix(cmd, "n "):
-			var n int
-			fmt.Sscanf(cmd, "n %d", &n)
-			st, err = s.NextN(context.Background(), n)
-		}
+		st, err = runCommand(s, cmd)
 		if err != nil {
 			// A failed job refuses commands: that is part of the
 			// transcript too.
@@ -195,4 +182,24 @@ func viewDiff(a, b View) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// runCommand runs one command of a test script: c, s, u (back), R
+// (restart) or "n N".
+func runCommand(s *Session, cmd string) (*Stop, error) {
+	switch {
+	case cmd == "c":
+		return s.Continue(context.Background())
+	case cmd == "s":
+		return s.StepInto()
+	case cmd == "u":
+		return s.Back()
+	case cmd == "R":
+		return s.Restart()
+	case strings.HasPrefix(cmd, "n "):
+		var n int
+		fmt.Sscanf(cmd, "n %d", &n)
+		return s.NextN(context.Background(), n)
+	}
+	return nil, fmt.Errorf("unknown test command %q", cmd)
 }

@@ -213,22 +213,12 @@ func (t *table) PutInt64(ns []byte, v int64) error {
 // cellFor returns the current key's cell under ns to be written: the one
 // there, or a new one (logged as absent) holding the zero value.
 func (t *table) cellFor(ns []byte, op string) (*cell, error) {
+	if c, err := t.find(ns, op); c != nil || err != nil {
+		return c, err
+	}
 	i := t.b.kgIdx
-	if t.vals == nil {
-		return nil, t.kindErr(op)
-	}
-	if i < 0 {
-		return nil, t.b.keyErr(t.name())
-	}
-	if t.hit != nil && t.hitGen == t.b.keyGen && bytes.Equal(t.hitNS, ns) {
-		return t.hit, nil
-	}
 	m := t.vals[i]
 	k := t.b.composite(ns)
-	if c := m[string(k)]; c != nil {
-		t.hit, t.hitGen, t.hitNS = c, t.b.keyGen, append(t.hitNS[:0], ns...)
-		return c, nil
-	}
 	if m == nil {
 		m = map[string]*cell{}
 		t.vals[i] = m
@@ -728,11 +718,7 @@ func (t *table) load(e state.Entry) error {
 		if t.vals[i] == nil {
 			t.vals[i] = map[string]*cell{}
 		}
-		c := &cell{v: v, key: k}
-		if t.i64 {
-			c.v, c.n = nil, n
-		}
-		t.vals[i][k] = c
+		t.vals[i][k] = &cell{v: v, n: n, key: k} // one of v and n is set (t.i64)
 		t.touch(i)
 	case t.lists != nil:
 		if t.lists[i] == nil {
