@@ -170,6 +170,10 @@ type opInstance struct {
 	// one chained operator of one input and nothing else, so drainBatch
 	// runs that operator at once (runDirect).
 	direct bool
+	// next is the typed entry (userOp.typed) of that operator when it is
+	// a typed operator of this package: a typed emission (emitSlot) calls
+	// it without an Operator call or a type assertion (runDirectTyped).
+	next any
 	// tables are the keyed states the operator declared, by name, for
 	// readers between steps (KeyedState).
 	tables map[string]state.Table
@@ -393,6 +397,11 @@ func (e *Executor) build(restore *restoring) error {
 				}
 				inst.direct = inst.info.node.emitsLast && len(inst.outs) == 1 && inst.outs[0].chained >= 0 &&
 					st.ops[inst.outs[0].chained].two == nil
+				if inst.direct && inst.outs[0].tag == "" {
+					if c, ok := st.ops[inst.outs[0].chained].op.(*userOp); ok {
+						inst.next = c.typed
+					}
+				}
 			}
 		}
 	}
@@ -950,7 +959,7 @@ func (e *Executor) emit(ctx *OperatorContext, tag string, r Record) {
 			continue
 		}
 		if rt.chained >= 0 {
-			if inst.direct && e.batching && len(e.chained) == 0 && e.failure == nil && e.batch.depth < maxDirect {
+			if inst.direct && e.canRunDirect() {
 				e.runDirect(ctx.st, rt.chained, r)
 				continue
 			}
@@ -1255,8 +1264,22 @@ const maxDirect = 8
 // (the emitter's step then ends it); a panic reaches drainBatch's recover
 // naming op and r.
 func (e *Executor) runDirect(st *subtask, op int, r Record) {
+	inst, prev := e.enterDirect(st, op, r)
+	e.leaveDirect(st, inst, prev, inst.op.ProcessElement(inst.ctx, r))
+}
+
+// directFrame is what enterDirect replaced in the batch step, for
+// leaveDirect to put back.
+type directFrame struct {
+	inst *opInstance
+	w    *work
+}
+
+// enterDirect makes the chained operator op, about to handle r, the
+// batch's step (runDirect, runDirectTyped).
+func (e *Executor) enterDirect(st *subtask, op int, r Record) (*opInstance, directFrame) {
 	b := &e.batch
-	prevInst, prevW := b.inst, b.w
+	prev := directFrame{b.inst, b.w}
 	b.depth++
 	// INVARIANT: ws[depth] is zero but while runDirect uses it, so a
 	// record step needs only its operator and record set.
@@ -1265,12 +1288,18 @@ func (e *Executor) runDirect(st *subtask, op int, r Record) {
 	w.op, w.rec = int32(op), r
 	b.inst, b.w = inst, w
 	e.steps++
-	ctx := inst.ctx
-	ctx.rec = r
+	inst.ctx.rec = r
 	if inst.keyed != nil {
 		inst.keyed.SetCurrentKey(nil, 0) // as a chained record's step does
 	}
-	err := inst.op.ProcessElement(ctx, r)
+	return inst, prev
+}
+
+// leaveDirect ends the step enterDirect began, which returned err.
+func (e *Executor) leaveDirect(st *subtask, inst *opInstance, prev directFrame, err error) {
+	b := &e.batch
+	w := b.w
+	ctx := inst.ctx
 	if ctx.err != nil {
 		if err == nil {
 			err = ctx.err
@@ -1282,7 +1311,14 @@ func (e *Executor) runDirect(st *subtask, op int, r Record) {
 	}
 	w.op, w.rec = 0, Record{}
 	b.depth--
-	b.inst, b.w = prevInst, prevW
+	b.inst, b.w = prev.inst, prev.w
+}
+
+// canRunDirect reports whether an operator's emission may run its direct
+// consumer at once (opInstance.direct): drainBatch runs, nothing else was
+// emitted in the call, nothing failed and the nesting is not too deep.
+func (e *Executor) canRunDirect() bool {
+	return e.batching && len(e.chained) == 0 && e.failure == nil && e.batch.depth < maxDirect
 }
 
 // pickRecord takes the next element of the input queues when it is a
@@ -1377,7 +1413,8 @@ func (e *Executor) fail(st *subtask, inst *opInstance, w *work, cause error, sta
 }
 
 // trimStack keeps the frames a user needs: from the panicking call down to
-// the executor's own frames, without the recovery machinery above it.
+// the executor's own frames (dispatchFrames), without the recovery
+// machinery above it.
 func trimStack(s string) string {
 	lines := strings.Split(s, "\n")
 	start, end := 0, len(lines)
@@ -1385,7 +1422,7 @@ func trimStack(s string) string {
 		if strings.HasPrefix(l, "panic(") && start == 0 {
 			start = i + 2 // the panic call and its file line
 		}
-		if strings.Contains(l, "streamdbg/runtime.(*Executor).") && i > start && start > 0 {
+		if i > start && start > 0 && slices.ContainsFunc(dispatchFrames, func(f string) bool { return strings.HasPrefix(l, f) }) {
 			end = i
 			break
 		}
@@ -1395,6 +1432,12 @@ func trimStack(s string) string {
 	}
 	return strings.Join(lines[start:end], "\n")
 }
+
+// dispatchFrames start the frames of the executor handing an element to an
+// operator: the executor's methods, and the typed entry of the operators
+// of this package, which the executor calls either from an Operator call
+// (typedUserOp) or straight from the producer (runDirectTyped).
+var dispatchFrames = []string{"streamdbg/runtime.(*Executor).", "streamdbg/runtime.typedUserOp[", "streamdbg/runtime.runDirectTyped["}
 
 // Close closes every operator and releases the state backends.
 func (e *Executor) Close() error {

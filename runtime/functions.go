@@ -131,6 +131,9 @@ func (c *ProcessContext[U]) Runtime() RuntimeContext { return c.op }
 type userOp struct {
 	fn      any
 	process func(ctx *OperatorContext, r Record) error
+	// typed is the typedFn of a typed operator (typedUserOp), which
+	// process calls too; nil for the others.
+	typed   any
 	onTimer func(ctx *OperatorContext, ts int64, domain TimeDomain) error
 }
 
@@ -177,6 +180,18 @@ type collector[U any] struct {
 }
 
 func (c *collector[U]) Collect(v U) { emitTyped(c.op, &c.arena, v) }
+
+// typedUserOp runs f, the typed handling of a record, as the userOp of the
+// function value fn: process reads the record's value with readValue, a
+// direct producer calls f itself (emitSlot). Not inlined, so that its
+// closure keeps its name in stacks (trimStack ends a stack there).
+//
+//go:noinline
+func typedUserOp[T any](fn any, f typedFn[T]) *userOp {
+	return &userOp{fn: fn, typed: f, process: func(ctx *OperatorContext, r Record) error {
+		return f(ctx, readValue[T](r.Value), r.Value)
+	}}
+}
 
 // typedOp adds an operator that reads its input with readValue.
 func typedOp[T, U any](in Input[T], name string, newOp func() Operator, opts []Option) *Stream[U] {
@@ -251,14 +266,14 @@ func RichMap[T, U any](in Input[T], name string, f MapFunction[T, U], opts ...Op
 	s := typedOp[T, U](in, name, func() Operator {
 		f := CloneFunc(f)
 		var arena slotArena[U]
-		return &userOp{fn: f, process: func(ctx *OperatorContext, r Record) error {
-			out, err := f.Map(readValue[T](r.Value))
+		return typedUserOp(f, func(ctx *OperatorContext, v T, _ any) error {
+			out, err := f.Map(v)
 			if err != nil {
 				return err
 			}
 			emitTyped(ctx, &arena, out)
 			return nil
-		}}
+		})
 	}, opts)
 	s.refs[0].node.emitsLast = true
 	return s
@@ -270,10 +285,10 @@ func RichFlatMap[T, U any](in Input[T], name string, f FlatMapFunction[T, U], op
 	return typedOp[T, U](in, name, func() Operator {
 		f := CloneFunc(f)
 		c := &collector[U]{}
-		return &userOp{fn: f, process: func(ctx *OperatorContext, r Record) error {
+		return typedUserOp(f, func(ctx *OperatorContext, v T, _ any) error {
 			c.op = ctx
-			return f.FlatMap(readValue[T](r.Value), c)
-		}}
+			return f.FlatMap(v, c)
+		})
 	}, opts)
 }
 
@@ -282,19 +297,18 @@ func RichFilter[T any](in Input[T], name string, f FilterFunction[T], opts ...Op
 	s := typedOp[T, T](in, name, func() Operator {
 		f := CloneFunc(f)
 		var arena slotArena[T]
-		return &userOp{fn: f, process: func(ctx *OperatorContext, r Record) error {
-			v := readValue[T](r.Value)
+		return typedUserOp(f, func(ctx *OperatorContext, v T, raw any) error {
 			ok, err := f.Filter(v)
 			if err != nil || !ok {
 				return err
 			}
-			if _, isSlot := r.Value.(*slot[T]); isSlot && ctx.inst.slotOut {
-				ctx.Emit(r.Value) // the slot is never written again: share it
+			if s, isSlot := raw.(*slot[T]); isSlot && ctx.inst.slotOut {
+				emitSlot(ctx, s) // the slot is never written again: share it
 				return nil
 			}
 			emitTyped(ctx, &arena, v)
 			return nil
-		}}
+		})
 	}, opts)
 	s.refs[0].node.emitsLast = true
 	return s
@@ -307,10 +321,10 @@ func RichProcess[T, U any](in Input[T], name string, f ProcessFunction[T, U], op
 	return typedOp[T, U](in, name, func() Operator {
 		f := CloneFunc(f)
 		pc := &ProcessContext[U]{}
-		op := &userOp{fn: f, process: func(ctx *OperatorContext, r Record) error {
+		op := typedUserOp(f, func(ctx *OperatorContext, v T, _ any) error {
 			pc.op = ctx
-			return f.ProcessElement(pc, readValue[T](r.Value))
-		}}
+			return f.ProcessElement(pc, v)
+		})
 		if t, ok := f.(OnTimerFunction[U]); ok {
 			op.onTimer = func(ctx *OperatorContext, ts int64, d TimeDomain) error {
 				pc.op = ctx
@@ -327,13 +341,13 @@ func RichSink[T any](in Input[T], name string, f SinkFunction[T], opts ...Option
 	s := typedOp[T, T](in, name, func() Operator {
 		f := CloneFunc(f)
 		var ring *outRing[T]
-		return &userOp{fn: f, process: func(ctx *OperatorContext, r Record) error {
+		return typedUserOp(f, func(ctx *OperatorContext, v T, raw any) error {
 			if ctx.exec.light != nil {
-				lightOutput(ctx, &ring, r.Value)
+				lightOutput(ctx, &ring, raw)
 			}
-			ctx.exec.recordOutput(ctx, r.Value)
-			return f.Invoke(readValue[T](r.Value))
-		}}
+			ctx.exec.recordOutput(ctx, raw)
+			return f.Invoke(v)
+		})
 	}, opts)
 	s.refs[0].node.isSink = true
 	s.refs[0].node.recordType = reflect.TypeFor[T]()
@@ -345,22 +359,22 @@ func RichSink[T any](in Input[T], name string, f SinkFunction[T], opts ...Option
 func JSONSink[T any](in Input[T], name string, opts ...Option) {
 	s := typedOp[T, T](in, name, func() Operator {
 		var ring *outRing[T]
-		return &userOp{fn: nil, process: func(ctx *OperatorContext, r Record) error {
+		return typedUserOp(nil, func(ctx *OperatorContext, _ T, raw any) error {
 			if e := ctx.exec; e.light != nil || e.observed() {
 				if e.light != nil {
-					lightOutput(ctx, &ring, r.Value)
+					lightOutput(ctx, &ring, raw)
 				}
-				e.recordOutput(ctx, r.Value)
+				e.recordOutput(ctx, raw)
 			}
-			v := r.Value
-			if s, ok := v.(*slot[T]); ok {
+			v := raw
+			if s, ok := raw.(*slot[T]); ok {
 				// A pointer to the value: its JSONAppender method or
 				// encoding/json's output are those of the value, and it
 				// needs no allocation.
 				v = &s.v
 			}
 			return ctx.exec.writeJSON(v)
-		}}
+		})
 	}, opts)
 	s.refs[0].node.isSink = true
 	s.refs[0].node.recordType = reflect.TypeFor[T]()

@@ -64,10 +64,40 @@ func plainValue(v any) any {
 // slots.
 func emitTyped[T any](ctx *OperatorContext, a *slotArena[T], v T) {
 	if ctx.inst.slotOut {
-		ctx.Emit(a.put(v, ctx.exec.slotGen))
+		emitSlot(ctx, a.put(v, ctx.exec.slotGen))
 		return
 	}
 	ctx.Emit(v)
+}
+
+// typedFn is a typed operator's handling of one record: its value v and
+// the record's value as queued, raw (v's slot, or v boxed), for what must
+// see the record itself (sink outputs, a filter passing its slot on).
+type typedFn[T any] func(ctx *OperatorContext, v T, raw any) error
+
+// emitSlot emits the slot s on the main output (slotOut). When the one
+// consumer may run at once (opInstance.direct) and is a typed operator of
+// T (opInstance.next), it runs it typed: the same step runDirect would
+// run, without its Operator call and the consumer's type assertion.
+func emitSlot[T any](ctx *OperatorContext, s *slot[T]) {
+	if f, ok := ctx.inst.next.(typedFn[T]); ok && ctx.exec.canRunDirect() {
+		runDirectTyped(ctx, f, s)
+		return
+	}
+	ctx.Emit(s)
+}
+
+// runDirectTyped is emit and runDirect for an emission emitSlot runs
+// typed. emit's other work does not apply: drainBatch runs without a
+// trace, and the main output is not captured.
+func runDirectTyped[T any](ctx *OperatorContext, f typedFn[T], s *slot[T]) {
+	e := ctx.exec
+	if e.light != nil {
+		e.light.cur.Events++
+	}
+	st := ctx.st
+	inst, prev := e.enterDirect(st, ctx.inst.outs[0].chained, Record{Value: s, Timestamp: ctx.rec.Timestamp, HasTimestamp: ctx.rec.HasTimestamp})
+	e.leaveDirect(st, inst, prev, f(inst.ctx, s.v, s))
 }
 
 // slotsOut reports whether every consumer of an operator's main output

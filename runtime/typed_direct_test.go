@@ -1,0 +1,241 @@
+package runtime
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// pairRec is a record type of the random chains that encodes itself.
+type pairRec struct {
+	S string
+	N int64
+}
+
+func (p pairRec) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"s":`...)
+	dst = strconv.AppendQuote(dst, p.S)
+	dst = append(dst, `,"n":`...)
+	dst = strconv.AppendInt(dst, p.N, 10)
+	return append(dst, '}')
+}
+
+// plainRec is one that goes through encoding/json.
+type plainRec struct {
+	S string `json:"s"`
+	L int    `json:"l"`
+}
+
+// randomChain builds a job from seed: a source of random words with
+// timestamps, a split, a keyed count, then a random chain of maps
+// (changing the record type among string, pairRec, plainRec and int64),
+// filters, flat maps and processes, ending in a JSON sink or a function
+// sink. The operator at index failOp of the chain fails on the first
+// record whose text contains failOn, by error or (panic) by panicking.
+func randomChain(seed uint64, failOp int, failOn string, panicking bool) *Job {
+	r := rand.New(rand.NewPCG(seed, 7))
+	words := []string{"a", "bb", "c", "dd", "e", "x", "yy"}
+	lines := make([]string, 4+r.IntN(12))
+	for i := range lines {
+		n := r.IntN(5)
+		ws := make([]string, n)
+		for k := range ws {
+			ws[k] = words[r.IntN(len(words))]
+		}
+		lines[i] = strings.Join(ws, " ")
+	}
+	j := NewJob("random")
+	j.Parallelism = 1 + r.IntN(2)
+	src := FromSource(j, "Source: s", newSlice(lines...), WatermarkStrategy[string]{Timestamp: func(s string) (int64, error) { return int64(len(s)), nil }},
+		UID("s"), Parallelism(1))
+	split := FlatMap(src, "split", func(l string, out Collector[string]) error {
+		for _, w := range strings.Fields(l) {
+			out.Collect(w)
+		}
+		return nil
+	}, UID("split"), Parallelism(1))
+	cur := any(RichMap(KeyBy(split, "self", func(s string) string { return s }), "count", &counter{}, UID("count")))
+	steps := 1 + r.IntN(6)
+	fail := func(i int, text string) error {
+		if i != failOp || !strings.Contains(text, failOn) {
+			return nil
+		}
+		if panicking {
+			var m map[string]int
+			m[text]++ // a nil map write: a panic in user code
+		}
+		return fmt.Errorf("op%d refuses %q", i, text)
+	}
+	for i := 0; i < steps; i++ {
+		name, uid := fmt.Sprintf("op%d", i), UID(fmt.Sprintf("op%d", i))
+		switch s := cur.(type) {
+		case *Stream[string]:
+			switch r.IntN(5) {
+			case 0:
+				cur = Map(s, name, func(v string) (string, error) { return v + "!", fail(i, v) }, uid)
+			case 1:
+				cur = Filter(s, name, func(v string) (bool, error) { return len(v)%3 != 0, fail(i, v) }, uid)
+			case 2:
+				cur = FlatMap(s, name, func(v string, out Collector[string]) error {
+					out.Collect(v)
+					out.Collect(v + "'")
+					return fail(i, v)
+				}, uid)
+			case 3:
+				cur = Map(s, name, func(v string) (pairRec, error) { return pairRec{S: v, N: int64(len(v))}, fail(i, v) }, uid)
+			default:
+				cur = Process(s, name, func(ctx *ProcessContext[string], v string) error {
+					ts, _ := ctx.Timestamp()
+					ctx.CollectAt(v+"@"+strconv.FormatInt(ts, 10), ts+1)
+					return fail(i, v)
+				}, uid)
+			}
+		case *Stream[pairRec]:
+			switch r.IntN(3) {
+			case 0:
+				cur = Map(s, name, func(v pairRec) (plainRec, error) { return plainRec{S: v.S, L: int(v.N)}, fail(i, v.S) }, uid)
+			case 1:
+				cur = Filter(s, name, func(v pairRec) (bool, error) { return v.N%2 == 0, fail(i, v.S) }, uid)
+			default:
+				cur = Map(s, name, func(v pairRec) (int64, error) { return v.N * 10, fail(i, v.S) }, uid)
+			}
+		case *Stream[plainRec]:
+			cur = Map(s, name, func(v plainRec) (string, error) { return v.S + "#" + strconv.Itoa(v.L), fail(i, v.S) }, uid)
+		case *Stream[int64]:
+			cur = Map(s, name, func(v int64) (string, error) { return strconv.FormatInt(v, 10), fail(i, strconv.FormatInt(v, 10)) }, uid)
+		}
+	}
+	jsonSink := r.IntN(2) == 0
+	switch s := cur.(type) {
+	case *Stream[string]:
+		if jsonSink {
+			JSONSink(s, "out", UID("out"))
+		} else {
+			Sink(s, "out", func(v string) error { return fail(steps, v) }, UID("out"))
+		}
+	case *Stream[pairRec]:
+		if jsonSink {
+			JSONSink(s, "out", UID("out"))
+		} else {
+			Sink(s, "out", func(v pairRec) error { return fail(steps, v.S) }, UID("out"))
+		}
+	case *Stream[plainRec]:
+		JSONSink(s, "out", UID("out"))
+	case *Stream[int64]:
+		JSONSink(s, "out", UID("out"))
+	}
+	return j
+}
+
+// chainRun is what a run of a random chain gave.
+type chainRun struct {
+	out      string
+	captured []string
+	steps    int64
+	failure  *Failure
+}
+
+func runChain(t *testing.T, j *Job, step bool) chainRun {
+	t.Helper()
+	var out bytes.Buffer
+	var run chainRun
+	e, err := NewExecutor(j, Options{Output: &out, Capture: func(c Captured) {
+		run.captured = append(run.captured, fmt.Sprintf("%s/%d %q %v ts=%d/%v", c.Operator, c.Subtask, c.Tag, c.Value, c.Timestamp, c.HasTimestamp))
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for !e.Finished() {
+		if step {
+			_, err = e.StepInto()
+		} else {
+			err = e.Next()
+		}
+		if errors.Is(err, ErrFinished) {
+			break
+		}
+		if err != nil {
+			f, ok := err.(*Failure)
+			if !ok {
+				t.Fatalf("want *Failure, got %v", err)
+			}
+			run.failure = f
+			break
+		}
+	}
+	if err := e.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	run.out, run.steps = out.String(), e.Steps()
+	return run
+}
+
+// TestTypedDirectMatchesSteps: random chains of the typed operators, run
+// with Next (drainBatch; an operator that emits last runs its typed
+// consumer straight from its emission: emitSlot, runDirectTyped) and
+// element by element with StepInto (every record through the stack and
+// an Operator call), give the same outputs, captured sink records with
+// their timestamps, step counts and failures (operator, record, key,
+// position, error and the user's stack frames), with and without an
+// injected error or panic.
+func TestTypedDirectMatchesSteps(t *testing.T) {
+	direct, failed := 0, 0
+	for seed := uint64(0); seed < 300; seed++ {
+		failOp, failOn, panicking := -1, "", false
+		if seed%3 != 0 {
+			failOp, failOn, panicking = int(seed%7), []string{"a", "bb", "x", "!", "dd"}[seed%5], seed%2 == 0
+		}
+		batch := runChain(t, randomChain(seed, failOp, failOn, panicking), false)
+		stepped := runChain(t, randomChain(seed, failOp, failOn, panicking), true)
+		if batch.out != stepped.out || batch.steps != stepped.steps || strings.Join(batch.captured, "\n") != strings.Join(stepped.captured, "\n") {
+			t.Fatalf("seed %d: Next gave %d steps\n%s%s\nStepInto gave %d steps\n%s%s", seed, batch.steps, batch.out, strings.Join(batch.captured, "\n"),
+				stepped.steps, stepped.out, strings.Join(stepped.captured, "\n"))
+		}
+		bf, sf := batch.failure, stepped.failure
+		if (bf == nil) != (sf == nil) {
+			t.Fatalf("seed %d: failures %v and %v", seed, bf, sf)
+		}
+		if bf != nil {
+			failed++
+			if bf.Operator != sf.Operator || bf.Record != sf.Record || bf.Key != sf.Key || bf.Position != sf.Position || bf.Subtask != sf.Subtask ||
+				bf.Err.Error() != sf.Err.Error() || frames(bf.Stack) != frames(sf.Stack) {
+				t.Fatalf("seed %d: failures differ:\nNext:     %+v\n%s\nStepInto: %+v\n%s", seed, bf, bf.Stack, sf, sf.Stack)
+			}
+			if panicking && (!strings.Contains(bf.Error(), "assignment to entry in nil map") || !strings.Contains(bf.Stack, "randomChain") ||
+				strings.Contains(bf.Stack, "runDirectTyped") || strings.Contains(bf.Stack, "(*Executor)")) {
+				t.Fatalf("seed %d: the panic or the user's stack is missing:\n%v\n%s", seed, bf, bf.Stack)
+			}
+		}
+		if countDirect(t, randomChain(seed, -1, "", false)) > 0 {
+			direct++
+		}
+	}
+	// The random chains exercise the typed direct path, and failures.
+	if direct < 100 || failed < 50 {
+		t.Fatalf("only %d chains with a typed direct consumer and %d with a failure", direct, failed)
+	}
+}
+
+// countDirect is the number of operator instances of j whose emission
+// runs a typed consumer directly.
+func countDirect(t *testing.T, j *Job) int {
+	e, err := NewExecutor(j, Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	n := 0
+	for _, st := range e.subtasks {
+		for _, inst := range st.ops {
+			if inst.next != nil {
+				n++
+			}
+		}
+	}
+	return n
+}
