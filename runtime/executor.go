@@ -174,6 +174,13 @@ type opInstance struct {
 	// a typed operator of this package: a typed emission (emitSlot) calls
 	// it without an Operator call or a type assertion (runDirectTyped).
 	next any
+	// process is the typed operator's own handling of a record
+	// (typedUserOp: userOp.process), called without the Operator call.
+	process func(ctx *OperatorContext, r Record) error
+	// hashOut is the operator's one output when that is the main output,
+	// hash-partitioned to a task of one subtask: a typed emission queues
+	// its records there without emit (emitSlot).
+	hashOut *route
 	// tables are the keyed states the operator declared, by name, for
 	// readers between steps (KeyedState).
 	tables map[string]state.Table
@@ -369,6 +376,9 @@ func (e *Executor) build(restore *restoring) error {
 						inst.two = two
 					}
 				}
+				if u, ok := inst.op.(*userOp); ok && u.typed != nil {
+					inst.process = u.process
+				}
 				inst.ctx = &OperatorContext{exec: e, st: st, inst: inst}
 				inst.slotOut = slotsOut(info.node)
 				inst.svc.pts, inst.svc.owner = &st.pts, len(st.ops)
@@ -397,6 +407,11 @@ func (e *Executor) build(restore *restoring) error {
 				}
 				inst.direct = inst.info.node.emitsLast && len(inst.outs) == 1 && inst.outs[0].chained >= 0 &&
 					st.ops[inst.outs[0].chained].two == nil
+				if len(inst.outs) == 1 {
+					if rt := &inst.outs[0]; rt.tag == "" && rt.chained < 0 && rt.part == hashPartition && len(rt.targets) == 1 {
+						inst.hashOut = rt
+					}
+				}
 				if inst.direct && inst.outs[0].tag == "" {
 					if c, ok := st.ops[inst.outs[0].chained].op.(*userOp); ok {
 						inst.next = c.typed
@@ -1135,6 +1150,9 @@ func (inst *opInstance) processRecord(rec Record, key []byte, kg int32) error {
 	ctx.rec = rec
 	if inst.keyed != nil {
 		inst.keyed.SetCurrentKey(key, int(kg))
+	}
+	if inst.process != nil {
+		return inst.process(ctx, rec)
 	}
 	return inst.op.ProcessElement(ctx, rec)
 }

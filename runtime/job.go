@@ -82,6 +82,10 @@ type KeySelector struct {
 	Codec state.AnyCodec
 	// Type is the Go type of the keys (nil when not known).
 	Type reflect.Type
+	// typed is Append for a record value of the stream's type T, a
+	// func(dst []byte, v T) []byte (KeyByCodec), for a typed emission to
+	// one hash target (emitSlot); nil when not known.
+	typed any
 }
 
 // node is one operator of the job graph.
@@ -244,6 +248,7 @@ func KeyByCodec[K, T any](s *Stream[T], keyName string, key func(T) K, codec sta
 		Append: func(dst []byte, v any) []byte { return codec.Append(dst, key(readValue[T](v))) },
 		Codec:  state.Erase(codec),
 		Type:   reflect.TypeFor[K](),
+		typed:  func(dst []byte, v T) []byte { return codec.Append(dst, key(v)) },
 	}
 	return ks
 }

@@ -78,11 +78,26 @@ type typedFn[T any] func(ctx *OperatorContext, v T, raw any) error
 // emitSlot emits the slot s on the main output (slotOut). When the one
 // consumer may run at once (opInstance.direct) and is a typed operator of
 // T (opInstance.next), it runs it typed: the same step runDirect would
-// run, without its Operator call and the consumer's type assertion.
+// run, without its Operator call and the consumer's type assertion. When
+// the main output is one hash edge to one subtask (opInstance.hashOut), it
+// queues the record there with its key encoded typed, as emit would.
 func emitSlot[T any](ctx *OperatorContext, s *slot[T]) {
-	if f, ok := ctx.inst.next.(typedFn[T]); ok && ctx.exec.canRunDirect() {
-		runDirectTyped(ctx, f, s)
-		return
+	inst := ctx.inst
+	if inst.next != nil {
+		if f, ok := inst.next.(typedFn[T]); ok && ctx.exec.canRunDirect() {
+			runDirectTyped(ctx, f, s)
+			return
+		}
+	} else if rt := inst.hashOut; rt != nil && ctx.exec.trace == nil {
+		if k, ok := rt.key.typed.(func([]byte, T) []byte); ok {
+			e := ctx.exec
+			if e.light != nil {
+				e.light.cur.Events++
+			}
+			r := Record{Value: s, Timestamp: ctx.rec.Timestamp, HasTimestamp: ctx.rec.HasTimestamp}
+			pushKeyedTyped(&rt.targets[0].inbox, rt.channel, r, s.v, k, e.plan.MaxParallelism)
+			return
+		}
 	}
 	ctx.Emit(s)
 }

@@ -38,7 +38,7 @@ type plainRec struct {
 // record whose text contains failOn, by error or (panic) by panicking.
 func randomChain(seed uint64, failOp int, failOn string, panicking bool) *Job {
 	r := rand.New(rand.NewPCG(seed, 7))
-	words := []string{"a", "bb", "c", "dd", "e", "x", "yy"}
+	words := []string{"a", "ab", "abc", "bb", "c", "dd", "e", "x", "yy"}
 	lines := make([]string, 4+r.IntN(12))
 	for i := range lines {
 		n := r.IntN(5)
@@ -139,11 +139,11 @@ type chainRun struct {
 	failure  *Failure
 }
 
-func runChain(t *testing.T, j *Job, step bool) chainRun {
+func runChain(t *testing.T, j *Job, step, trace bool) chainRun {
 	t.Helper()
 	var out bytes.Buffer
 	var run chainRun
-	e, err := NewExecutor(j, Options{Output: &out, Capture: func(c Captured) {
+	e, err := NewExecutor(j, Options{Output: &out, Trace: trace, Capture: func(c Captured) {
 		run.captured = append(run.captured, fmt.Sprintf("%s/%d %q %v ts=%d/%v", c.Operator, c.Subtask, c.Tag, c.Value, c.Timestamp, c.HasTimestamp))
 	}}, nil)
 	if err != nil {
@@ -177,65 +177,78 @@ func runChain(t *testing.T, j *Job, step bool) chainRun {
 
 // TestTypedDirectMatchesSteps: random chains of the typed operators, run
 // with Next (drainBatch; an operator that emits last runs its typed
-// consumer straight from its emission: emitSlot, runDirectTyped) and
-// element by element with StepInto (every record through the stack and
-// an Operator call), give the same outputs, captured sink records with
-// their timestamps, step counts and failures (operator, record, key,
-// position, error and the user's stack frames), with and without an
-// injected error or panic.
+// consumer straight from its emission: emitSlot, runDirectTyped; the
+// split queues its words for a count of one subtask with their keys
+// encoded typed: opInstance.hashOut), element by element with StepInto
+// (every record through the stack and an Operator call), and with
+// StepInto and a trace (every emission through emit), give the same
+// outputs, captured sink records with their timestamps, step counts and
+// failures (operator, record, key, position, error and the user's stack
+// frames), with and without an injected error or panic.
 func TestTypedDirectMatchesSteps(t *testing.T) {
-	direct, failed := 0, 0
+	direct, hashed, failed := 0, 0, 0
 	for seed := uint64(0); seed < 300; seed++ {
 		failOp, failOn, panicking := -1, "", false
 		if seed%3 != 0 {
 			failOp, failOn, panicking = int(seed%7), []string{"a", "bb", "x", "!", "dd"}[seed%5], seed%2 == 0
 		}
-		batch := runChain(t, randomChain(seed, failOp, failOn, panicking), false)
-		stepped := runChain(t, randomChain(seed, failOp, failOn, panicking), true)
-		if batch.out != stepped.out || batch.steps != stepped.steps || strings.Join(batch.captured, "\n") != strings.Join(stepped.captured, "\n") {
-			t.Fatalf("seed %d: Next gave %d steps\n%s%s\nStepInto gave %d steps\n%s%s", seed, batch.steps, batch.out, strings.Join(batch.captured, "\n"),
-				stepped.steps, stepped.out, strings.Join(stepped.captured, "\n"))
+		batch := runChain(t, randomChain(seed, failOp, failOn, panicking), false, false)
+		for _, trace := range []bool{false, true} {
+			stepped := runChain(t, randomChain(seed, failOp, failOn, panicking), true, trace)
+			compareChainRuns(t, fmt.Sprintf("seed %d trace %v", seed, trace), batch, stepped, panicking)
 		}
-		bf, sf := batch.failure, stepped.failure
-		if (bf == nil) != (sf == nil) {
-			t.Fatalf("seed %d: failures %v and %v", seed, bf, sf)
-		}
-		if bf != nil {
+		if batch.failure != nil {
 			failed++
-			if bf.Operator != sf.Operator || bf.Record != sf.Record || bf.Key != sf.Key || bf.Position != sf.Position || bf.Subtask != sf.Subtask ||
-				bf.Err.Error() != sf.Err.Error() || frames(bf.Stack) != frames(sf.Stack) {
-				t.Fatalf("seed %d: failures differ:\nNext:     %+v\n%s\nStepInto: %+v\n%s", seed, bf, bf.Stack, sf, sf.Stack)
-			}
-			if panicking && (!strings.Contains(bf.Error(), "assignment to entry in nil map") || !strings.Contains(bf.Stack, "randomChain") ||
-				strings.Contains(bf.Stack, "runDirectTyped") || strings.Contains(bf.Stack, "(*Executor)")) {
-				t.Fatalf("seed %d: the panic or the user's stack is missing:\n%v\n%s", seed, bf, bf.Stack)
-			}
 		}
-		if countDirect(t, randomChain(seed, -1, "", false)) > 0 {
-			direct++
-		}
+		d, h := countFast(t, randomChain(seed, -1, "", false))
+		direct += d
+		hashed += h
 	}
-	// The random chains exercise the typed direct path, and failures.
-	if direct < 100 || failed < 50 {
-		t.Fatalf("only %d chains with a typed direct consumer and %d with a failure", direct, failed)
+	// The random chains exercise the typed paths, and failures.
+	if direct < 100 || hashed < 50 || failed < 50 {
+		t.Fatalf("only %d typed direct consumers, %d typed hash emissions and %d chains with a failure", direct, hashed, failed)
 	}
 }
 
-// countDirect is the number of operator instances of j whose emission
-// runs a typed consumer directly.
-func countDirect(t *testing.T, j *Job) int {
+func compareChainRuns(t *testing.T, what string, batch, stepped chainRun, panicking bool) {
+	t.Helper()
+	if batch.out != stepped.out || batch.steps != stepped.steps || strings.Join(batch.captured, "\n") != strings.Join(stepped.captured, "\n") {
+		t.Fatalf("%s: Next gave %d steps\n%s%s\nStepInto gave %d steps\n%s%s", what, batch.steps, batch.out, strings.Join(batch.captured, "\n"),
+			stepped.steps, stepped.out, strings.Join(stepped.captured, "\n"))
+	}
+	bf, sf := batch.failure, stepped.failure
+	if (bf == nil) != (sf == nil) {
+		t.Fatalf("%s: failures %v and %v", what, bf, sf)
+	}
+	if bf != nil {
+		if bf.Operator != sf.Operator || bf.Record != sf.Record || bf.Key != sf.Key || bf.Position != sf.Position || bf.Subtask != sf.Subtask ||
+			bf.Err.Error() != sf.Err.Error() || frames(bf.Stack) != frames(sf.Stack) {
+			t.Fatalf("%s: failures differ:\nNext:     %+v\n%s\nStepInto: %+v\n%s", what, bf, bf.Stack, sf, sf.Stack)
+		}
+		if panicking && (!strings.Contains(bf.Error(), "assignment to entry in nil map") || !strings.Contains(bf.Stack, "randomChain") ||
+			strings.Contains(bf.Stack, "runDirectTyped") || strings.Contains(bf.Stack, "(*Executor)")) {
+			t.Fatalf("%s: the panic or the user's stack is missing:\n%v\n%s", what, bf, bf.Stack)
+		}
+	}
+}
+
+// countFast is the number of operator instances of j whose emission runs
+// a typed consumer directly, and of those that queue to one hash target.
+func countFast(t *testing.T, j *Job) (direct, hashed int) {
 	e, err := NewExecutor(j, Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	n := 0
 	for _, st := range e.subtasks {
 		for _, inst := range st.ops {
 			if inst.next != nil {
-				n++
+				direct++
+			}
+			if inst.hashOut != nil {
+				hashed++
 			}
 		}
 	}
-	return n
+	return direct, hashed
 }
