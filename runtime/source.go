@@ -66,6 +66,14 @@ type Source[T any] interface {
 	Next() (ev SourceEvent[T], ok bool, err error)
 }
 
+// EventReader is a Source that reads its next event into an event the
+// executor keeps, instead of returning it: an event is then not copied
+// on its way from the source to the executor. ReadEvent is Next: ev is
+// zero when it is called, and is the event read when ok.
+type EventReader[T any] interface {
+	ReadEvent(ev *SourceEvent[T]) (ok bool, err error)
+}
+
 // Peeker is a Source that can tell its next event without consuming it:
 // Next returns that event afterwards. With several sources, the executor
 // reads them in event-time order of their next records when every source
@@ -122,14 +130,14 @@ func FromSource[T any](j *Job, name string, newSource func() Source[T], wm Water
 	if wm.Idleness < 0 {
 		j.fail(fmt.Errorf("runtime: source %q: idleness %s must not be negative", name, wm.Idleness))
 	}
-	n.source = func() sourceRunner { return &sourceOp[T]{src: newSource(), wm: wm} }
+	n.source = func() sourceRunner { return newSourceOp(newSource(), wm, false) }
 	n.recordType = reflect.TypeFor[T]()
 	n.replaceSource = func(f any) (sourceFactory, bool) {
 		nf, ok := f.(func() Source[T])
 		if !ok {
 			return nil, false
 		}
-		return func() sourceRunner { return &sourceOp[T]{src: nf(), wm: wm, replaced: true} }, true
+		return func() sourceRunner { return newSourceOp(nf(), wm, true) }, true
 	}
 	return &Stream[T]{job: j, refs: []streamRef{{node: n}}}
 }
@@ -192,9 +200,12 @@ type sourceClock struct {
 // sourceOp runs a Source: assigns timestamps, generates watermarks and
 // tracks its watermark status.
 type sourceOp[T any] struct {
-	src   Source[T]
-	wm    WatermarkStrategy[T]
-	arena slotArena[T]
+	src Source[T]
+	// reader is src when it is an EventReader, which reads into ev.
+	reader EventReader[T]
+	ev     SourceEvent[T]
+	wm     WatermarkStrategy[T]
+	arena  slotArena[T]
 	sourceClock
 	// peeked caches due until the next pull.
 	peeked    bool
@@ -202,6 +213,11 @@ type sourceOp[T any] struct {
 	// replaced: the source is a replacement (Options.Sources), whose own
 	// timestamps must agree with the strategy's.
 	replaced bool
+}
+
+func newSourceOp[T any](src Source[T], wm WatermarkStrategy[T], replaced bool) *sourceOp[T] {
+	r, _ := src.(EventReader[T])
+	return &sourceOp[T]{src: src, reader: r, wm: wm, replaced: replaced}
 }
 
 func (s *sourceOp[T]) Open(ctx *OperatorContext) error {
@@ -283,7 +299,15 @@ func (s *sourceOp[T]) due() int64 {
 
 func (s *sourceOp[T]) pull(ctx *OperatorContext) (bool, error) {
 	s.peeked = false
-	ev, ok, err := s.src.Next()
+	ev := &s.ev
+	var ok bool
+	var err error
+	if s.reader != nil {
+		*ev = SourceEvent[T]{}
+		ok, err = s.reader.ReadEvent(ev)
+	} else {
+		*ev, ok, err = s.src.Next()
+	}
 	if err != nil {
 		return false, err
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // pairRec is a record type of the random chains that encodes itself.
@@ -251,4 +252,89 @@ func countFast(t *testing.T, j *Job) (direct, hashed int) {
 		}
 	}
 	return direct, hashed
+}
+
+// eventSource reads a fixed list of events with Next only; eventReader
+// reads the same with ReadEvent (runtime.EventReader) too.
+type eventSource struct {
+	evs []SourceEvent[string]
+	i   int
+}
+
+func (s *eventSource) Next() (SourceEvent[string], bool, error) {
+	if s.i >= len(s.evs) {
+		return SourceEvent[string]{}, false, nil
+	}
+	s.i++
+	ev := s.evs[s.i-1]
+	if ev.Value == "fail" {
+		return ev, false, fmt.Errorf("%s: cannot read", ev.Where)
+	}
+	return ev, true, nil
+}
+
+type eventReader struct{ eventSource }
+
+func (s *eventReader) ReadEvent(ev *SourceEvent[string]) (bool, error) {
+	e, ok, err := s.Next()
+	*ev = e
+	return ok, err
+}
+
+// TestEventReaderMatchesNext: a source read with ReadEvent into the
+// event the source operator keeps gives the run (trace, outputs, steps,
+// failure) that reading it with Next gives, on random events: records
+// with and without their own timestamps, watermarks (some not
+// advancing), idleness, processing time moves and a failing read.
+func TestEventReaderMatchesNext(t *testing.T) {
+	for seed := uint64(0); seed < 100; seed++ {
+		r := rand.New(rand.NewPCG(seed, 11))
+		var evs []SourceEvent[string]
+		for i := 0; i < 5+r.IntN(30); i++ {
+			ev := SourceEvent[string]{Where: Where{File: "ev", Line: i + 1}}
+			switch r.IntN(8) {
+			case 0:
+				ev.Kind, ev.Watermark = EventWatermark, int64(r.IntN(50))
+			case 1:
+				ev.Kind = EventIdle
+			case 2:
+				ev.Kind, ev.Advance = EventAdvanceProcessingTime, time.Duration(r.IntN(3))*time.Second
+			default:
+				ev.Value = []string{"a", "b", "ab"}[r.IntN(3)]
+				if r.IntN(2) == 0 {
+					ev.Timestamp, ev.HasTimestamp = int64(r.IntN(100)), true
+				}
+				if r.IntN(40) == 0 {
+					ev.Value = "fail"
+				}
+			}
+			evs = append(evs, ev)
+		}
+		run := func(reader bool) string {
+			j := NewJob("ev")
+			newSrc := func() Source[string] { return &eventSource{evs: evs} }
+			if reader {
+				newSrc = func() Source[string] { return &eventReader{eventSource{evs: evs}} }
+			}
+			src := FromSource(j, "Source: ev", newSrc, WatermarkStrategy[string]{}, UID("ev"), Parallelism(1))
+			up := Map(src, "up", func(s string) (string, error) { return strings.ToUpper(s), nil }, UID("up"), Parallelism(1))
+			JSONSink(up, "out", UID("out"), Parallelism(1))
+			var out bytes.Buffer
+			e, err := NewExecutor(j, Options{Output: &out, Trace: seed%2 == 0}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			for !e.Finished() {
+				if err = e.Next(); err != nil {
+					break
+				}
+			}
+			e.Flush()
+			return fmt.Sprintf("%v\n%s\nsteps %d position %d\n%+v", err, out.String(), e.Steps(), e.Position(), e.TakeTrace())
+		}
+		if next, read := run(false), run(true); next != read {
+			t.Fatalf("seed %d: Next gave\n%s\nReadEvent gave\n%s", seed, next, read)
+		}
+	}
 }
