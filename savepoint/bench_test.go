@@ -86,6 +86,41 @@ func (s *benchState) snapshot() *Snapshot {
 	return &Snapshot{JobName: "bench", Created: time.Unix(0, 0), Operators: []OperatorSnapshot{op}}
 }
 
+// batches yields the entries of groups in batches of state.BatchEntries,
+// one key group's each, copied into one reused slice, as KeyedBatchesFor
+// hands them over.
+func (s *benchState) batches(groups state.KeyGroupRange) iter.Seq2[[]state.Entry, error] {
+	return func(yield func([]state.Entry, error) bool) {
+		es := make([]state.Entry, 0, state.BatchEntries)
+		for kg := groups.Start; kg <= groups.End; kg++ {
+			for _, be := range s.byGroup[kg] {
+				// Field by field into place, as ReadBatch does.
+				es = es[:len(es)+1]
+				e := &es[len(es)-1]
+				e.State, e.KeyGroup, e.Key, e.Namespace, e.UserKey, e.Value = "last", kg, s.arena[be.key[0]:be.key[1]:be.key[1]], nil, nil, s.arena[be.value[0]:be.value[1]:be.value[1]]
+				if be.total {
+					e.State = "total"
+				}
+				if len(es) == cap(es) {
+					if !yield(es, nil) {
+						return
+					}
+					es = es[:0]
+				}
+			}
+			if len(es) > 0 {
+				if !yield(es, nil) {
+					return
+				}
+				es = es[:0]
+			}
+		}
+	}
+}
+
+//go:noinline
+func opaqueBatches(s iter.Seq2[[]state.Entry, error]) iter.Seq2[[]state.Entry, error] { return s }
+
 // opaqueSeq returns s unchanged: a range over its result calls s through
 // a function value, which the compiler cannot inline.
 //
@@ -108,16 +143,23 @@ func opaqueSeq(s iter.Seq2[state.Entry, error]) iter.Seq2[state.Entry, error] { 
 //     checked against its CRC32C; the consumer gets the checked bytes.
 //     This is DESIGN 12's savepoint read: the bytes, checked, as the
 //     tools that decode sections themselves (diff, export) get them.
-//   - entries: Open, then KeyedEntriesFor over every key group: read and
-//     checked as read, and every entry decoded (lengths, order, block
-//     index) and handed to a consumer that sums their sizes: what a
-//     restore reads before its backend stores anything. Its baseline does
-//     no per-entry work at all.
+//   - entries: Open, then KeyedBatchesFor over every key group: read and
+//     checked as read, every entry decoded (lengths, order, block index)
+//     into batches on both cores, and the batches handed in order to a
+//     consumer that counts the entries and sums their sizes: what a
+//     restore reads before its backend stores anything (the runtime
+//     restores from these batches). Its baseline does no per-entry work
+//     at all.
+//   - entries-each: the same through KeyedEntriesFor, one entry at a time
+//     to the same consumer (for callers that want an iterator of entries).
 //   - handover: no file at all: the same entries handed from the
-//     fixture in memory to the same consumer through an iterator of the
-//     same type, called through a function value (not inlined, as
-//     KeyedEntriesFor is not). The floor of entries: what handing over
-//     1M entries one at a time costs, before anything is read or decoded.
+//     fixture in memory to the same consumer in batches of the same size
+//     (state.BatchEntries, a reused slice each), through an iterator of
+//     the same type, called through a function value (not inlined, as
+//     KeyedBatchesFor is not). The floor of entries: what handing over
+//     1M entries costs, before anything is read or decoded.
+//   - handover-each: the floor of entries-each, the same entries one at a
+//     time through an iterator of entries.
 //   - plainread: the keyed files' bytes in 4 KiB reads through a
 //     bufio.Reader, not looked at.
 //
@@ -180,13 +222,29 @@ func BenchmarkSavepoint(b *testing.B) {
 			b.Fatalf("%d bytes of sections, want %d", n, total)
 		}
 	}
-	entries := func(b *testing.B) {
-		sp, err := Open(fs, ref)
-		if err != nil {
-			b.Fatal(err)
-		}
+	// consume is the consumer of entries and handover: it counts the
+	// entries and sums their sizes.
+	consume := func(b *testing.B, batches iter.Seq2[[]state.Entry, error]) {
 		n, size := 0, 0
-		for e, err := range sp.KeyedEntriesFor(sumID, all) {
+		for es, err := range batches {
+			if err != nil {
+				b.Fatal(err)
+			}
+			n += len(es)
+			m := 0
+			for i := range es {
+				e := &es[i]
+				m += len(e.Key) + len(e.Namespace) + len(e.UserKey) + len(e.Value)
+			}
+			size += m
+		}
+		if n != st.n {
+			b.Fatalf("%d entries, want %d", n, st.n)
+		}
+	}
+	consumeEach := func(b *testing.B, entries iter.Seq2[state.Entry, error]) {
+		n, size := 0, 0
+		for e, err := range entries {
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -197,24 +255,36 @@ func BenchmarkSavepoint(b *testing.B) {
 			b.Fatalf("%d entries, want %d", n, st.n)
 		}
 	}
+	entries := func(b *testing.B) {
+		sp, err := Open(fs, ref)
+		if err != nil {
+			b.Fatal(err)
+		}
+		consume(b, sp.KeyedBatchesFor(sumID, all))
+	}
+	entriesEach := func(b *testing.B) {
+		sp, err := Open(fs, ref)
+		if err != nil {
+			b.Fatal(err)
+		}
+		consumeEach(b, sp.KeyedEntriesFor(sumID, all))
+	}
 	// handover is the floor of entries: the same 1M entries handed to
-	// the same consumer through an iterator of the same type that the
-	// compiler cannot inline into the loop (as it cannot KeyedEntriesFor),
-	// from memory (the fixture), nothing read, checked or decoded.
-	handover := func(b *testing.B) {
-		n, size := 0, 0
-		for kg := range 128 {
-			for e, err := range opaqueSeq(st.entries(kg)) {
-				if err != nil {
-					b.Fatal(err)
+	// the same consumer in batches of the same size through an iterator
+	// of the same type that the compiler cannot inline into the loop (as
+	// it cannot KeyedBatchesFor), from memory (the fixture), nothing
+	// read, checked or decoded.
+	handover := func(b *testing.B) { consume(b, opaqueBatches(st.batches(all))) }
+	handoverEach := func(b *testing.B) {
+		consumeEach(b, opaqueSeq(func(yield func(state.Entry, error) bool) {
+			for kg := range 128 {
+				for e, err := range st.entries(kg) {
+					if !yield(e, err) {
+						return
+					}
 				}
-				n++
-				size += e.Size()
 			}
-		}
-		if n != st.n {
-			b.Fatalf("%d entries, want %d", n, st.n)
-		}
+		}))
 	}
 	plainWrite := func(b *testing.B, i int) {
 		dir := fs.PathJoin(root, fmt.Sprintf("p%d", i))
@@ -282,10 +352,22 @@ func BenchmarkSavepoint(b *testing.B) {
 			entries(b)
 		}
 	})
+	b.Run("entries-each", func(b *testing.B) {
+		b.SetBytes(total)
+		for range b.N {
+			entriesEach(b)
+		}
+	})
 	b.Run("handover", func(b *testing.B) {
 		b.SetBytes(total)
 		for range b.N {
 			handover(b)
+		}
+	})
+	b.Run("handover-each", func(b *testing.B) {
+		b.SetBytes(total)
+		for range b.N {
+			handoverEach(b)
 		}
 	})
 	b.Run("plainwrite", func(b *testing.B) {
@@ -330,8 +412,14 @@ func BenchmarkSavepoint(b *testing.B) {
 	b.Run("entries-ratio", func(b *testing.B) {
 		ratio(b, func(int) { entries(b) }, func(int) { plainRead(b) })
 	})
+	b.Run("entries-each-ratio", func(b *testing.B) {
+		ratio(b, func(int) { entriesEach(b) }, func(int) { plainRead(b) })
+	})
 	b.Run("handover-ratio", func(b *testing.B) {
 		ratio(b, func(int) { handover(b) }, func(int) { plainRead(b) })
+	})
+	b.Run("handover-each-ratio", func(b *testing.B) {
+		ratio(b, func(int) { handoverEach(b) }, func(int) { plainRead(b) })
 	})
 	b.Run("write-ratio", func(b *testing.B) {
 		ratio(b, func(i int) { write(b, i) }, func(i int) { plainWrite(b, i) })
