@@ -85,6 +85,11 @@ func (r savepointRestore) KeyedEntries(id string, groups state.KeyGroupRange) it
 	return r.sp.KeyedEntriesFor(id, groups)
 }
 
+// KeyedBatches is KeyedEntries in batches: what restores read.
+func (r savepointRestore) KeyedBatches(id string, groups state.KeyGroupRange) iter.Seq2[[]state.Entry, error] {
+	return r.sp.KeyedBatchesFor(id, groups)
+}
+
 func (r savepointRestore) OperatorEntries(id string, parallelism, index int) ([]state.OperatorEntry, error) {
 	return r.sp.OperatorEntriesFor(id, parallelism, index)
 }

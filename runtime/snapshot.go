@@ -99,6 +99,23 @@ func planOperatorByID(p *Plan, id string) (*OperatorInfo, bool) {
 	return nil, false
 }
 
+// batchSource is a Restore that also hands its keyed entries over in
+// batches (a savepoint: decoded on every core while the backend loads).
+type batchSource interface {
+	KeyedBatches(operatorID string, groups state.KeyGroupRange) iter.Seq2[[]state.Entry, error]
+}
+
+// restoreKeyed loads the keyed entries of operator id in groups into kb,
+// in batches when both sides can.
+func (r *restoring) restoreKeyed(kb state.KeyedBackend, metas []state.StateMeta, id string, groups state.KeyGroupRange) error {
+	if src, ok := r.src.(batchSource); ok {
+		if br, ok := kb.(state.BatchRestorer); ok {
+			return br.RestoreBatches(metas, src.KeyedBatches(id, groups))
+		}
+	}
+	return kb.Restore(metas, r.src.KeyedEntries(id, groups))
+}
+
 func (r *restoring) restoreOperator(inst *opInstance, st *subtask) error {
 	o, ok := r.ops[inst.info.ID]
 	if !ok {
@@ -118,7 +135,7 @@ func (r *restoring) restoreOperator(inst *opInstance, st *subtask) error {
 		}
 		// An adopted backend was rolled back to the checkpoint already.
 		if !inst.adopted {
-			if err := inst.keyed.Restore(keyed, r.src.KeyedEntries(o.ID, st.groups)); err != nil {
+			if err := r.restoreKeyed(inst.keyed, keyed, o.ID, st.groups); err != nil {
 				return fmt.Errorf("runtime: restore operator %q subtask %d: %w", inst.info.Name, st.index, err)
 			}
 		}

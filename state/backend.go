@@ -67,6 +67,15 @@ type KeyedBackend interface {
 	Close() error
 }
 
+// BatchRestorer is a KeyedBackend that also restores from batches of
+// entries (savepoint.KeyedBatchesFor) without an iterator step per entry.
+// RestoreBatches does what Restore does with the same entries in the same
+// order; the slices of a batch are only valid during its iteration step.
+type BatchRestorer interface {
+	KeyedBackend
+	RestoreBatches(metas []StateMeta, batches iter.Seq2[[]Entry, error]) error
+}
+
 // Table is one declared keyed state in a backend, accessed under the
 // backend's current key. Values are Go values of the StateDesc codecs'
 // types, boxed; namespaces and user keys are encoded bytes.

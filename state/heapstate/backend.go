@@ -50,6 +50,7 @@ type restoredState struct {
 }
 
 var _ state.IncrementalBackend = (*Backend)(nil)
+var _ state.BatchRestorer = (*Backend)(nil)
 
 // New makes an empty backend for the key groups in groups of a job with the
 // given max parallelism.
@@ -337,6 +338,45 @@ func (b *Backend) Entries(keyGroup int, stateName string) iter.Seq2[state.Entry,
 // Restore loads snapshotted entries. Entries of declared states are decoded
 // at once; the others are kept as bytes until they are declared.
 func (b *Backend) Restore(metas []state.StateMeta, entries iter.Seq2[state.Entry, error]) error {
+	if err := b.restoreMetas(metas); err != nil {
+		return err
+	}
+	for e, err := range entries {
+		if err != nil {
+			return fmt.Errorf("heapstate: restore: %w", err)
+		}
+		if err := b.restoreEntry(&e); err != nil {
+			return err
+		}
+	}
+	b.sortRestored()
+	return nil
+}
+
+// RestoreBatches is Restore from batches of entries
+// (savepoint.KeyedBatchesFor): the same checks and the same state, without
+// an iterator step per entry.
+func (b *Backend) RestoreBatches(metas []state.StateMeta, batches iter.Seq2[[]state.Entry, error]) error {
+	if err := b.restoreMetas(metas); err != nil {
+		return err
+	}
+	for es, err := range batches {
+		if err != nil {
+			return fmt.Errorf("heapstate: restore: %w", err)
+		}
+		for i := range es {
+			if err := b.restoreEntry(&es[i]); err != nil {
+				return err
+			}
+		}
+	}
+	b.sortRestored()
+	return nil
+}
+
+// restoreMetas registers the states of metas that are neither declared nor
+// restored, and refuses those whose types do not match.
+func (b *Backend) restoreMetas(metas []state.StateMeta) error {
 	for _, m := range metas {
 		m.Entries, m.Bytes = 0, 0
 		name := m.StateName
@@ -359,34 +399,33 @@ func (b *Backend) Restore(metas []state.StateMeta, entries iter.Seq2[state.Entry
 		}
 		b.restored[name] = &restoredState{meta: m, byKG: map[int][]state.Entry{}}
 	}
-	for e, err := range entries {
-		if err != nil {
-			return fmt.Errorf("heapstate: restore: %w", err)
-		}
-		if !b.groups.Contains(e.KeyGroup) {
-			return fmt.Errorf("heapstate: restore: entry of state %q in key group %d, outside this backend's key groups %s",
-				e.State, e.KeyGroup, b.groups)
-		}
-		if t, ok := b.tables[e.State]; ok {
-			if err := t.load(e); err != nil {
-				return err
-			}
-			continue
-		}
-		if r, ok := b.restored[e.State]; ok {
-			r.byKG[e.KeyGroup] = append(r.byKG[e.KeyGroup], cloneEntry(e))
-			continue
-		}
-		if q, ok := strings.CutPrefix(e.State, "_timer_state/"); ok {
-			if tq, ok := b.timers[q]; ok {
-				if err := tq.load(e); err != nil {
-					return err
-				}
-				continue
-			}
-		}
-		return fmt.Errorf("heapstate: restore: entry of state %q has no StateMeta", e.State)
+	return nil
+}
+
+// restoreEntry loads one restored entry (it neither changes nor keeps *e).
+func (b *Backend) restoreEntry(e *state.Entry) error {
+	if !b.groups.Contains(e.KeyGroup) {
+		return fmt.Errorf("heapstate: restore: entry of state %q in key group %d, outside this backend's key groups %s",
+			e.State, e.KeyGroup, b.groups)
 	}
+	if t, ok := b.tables[e.State]; ok {
+		return t.load(*e)
+	}
+	if r, ok := b.restored[e.State]; ok {
+		r.byKG[e.KeyGroup] = append(r.byKG[e.KeyGroup], cloneEntry(*e))
+		return nil
+	}
+	if q, ok := strings.CutPrefix(e.State, "_timer_state/"); ok {
+		if tq, ok := b.timers[q]; ok {
+			return tq.load(*e)
+		}
+	}
+	return fmt.Errorf("heapstate: restore: entry of state %q has no StateMeta", e.State)
+}
+
+// sortRestored sorts the entries kept as bytes of every key group (key
+// groups may arrive in any order).
+func (b *Backend) sortRestored() {
 	for _, r := range b.restored {
 		for kg, es := range r.byKG {
 			if !slices.IsSortedFunc(es, state.CompareEntries) {
@@ -395,7 +434,6 @@ func (b *Backend) Restore(metas []state.StateMeta, entries iter.Seq2[state.Entry
 			}
 		}
 	}
-	return nil
 }
 
 // Close drops the backend's state.

@@ -128,8 +128,51 @@ func (b *Backend) readEntries(snap *pebble.Snapshot, si *stateInfo, first, last 
 // stay in their stored encoding, which is the one pebble keeps, so entries
 // go straight under their state's id; Register checks the codecs later.
 func (b *Backend) Restore(metas []state.StateMeta, entries iter.Seq2[state.Entry, error]) error {
+	r, err := b.beginRestore(metas)
+	if err != nil {
+		return err
+	}
+	defer r.batch.Close()
+	for e, err := range entries {
+		if err != nil {
+			return fmt.Errorf("pebblestate: restore: %w", err)
+		}
+		if err := r.add(&e); err != nil {
+			return err
+		}
+	}
+	return r.end()
+}
+
+var _ state.BatchRestorer = (*Backend)(nil)
+
+// RestoreBatches is Restore from batches of entries
+// (savepoint.KeyedBatchesFor): the same checks and the same state, without
+// an iterator step per entry.
+func (b *Backend) RestoreBatches(metas []state.StateMeta, batches iter.Seq2[[]state.Entry, error]) error {
+	r, err := b.beginRestore(metas)
+	if err != nil {
+		return err
+	}
+	defer r.batch.Close()
+	for es, err := range batches {
+		if err != nil {
+			return fmt.Errorf("pebblestate: restore: %w", err)
+		}
+		for i := range es {
+			if err := r.add(&es[i]); err != nil {
+				return err
+			}
+		}
+	}
+	return r.end()
+}
+
+// beginRestore registers metas and returns the restorer of the entries;
+// its batch must be closed.
+func (b *Backend) beginRestore(metas []state.StateMeta) (*restorer, error) {
 	if b.closed {
-		return errClosed
+		return nil, errClosed
 	}
 	for _, m := range metas {
 		m.Entries, m.Bytes = 0, 0
@@ -137,7 +180,7 @@ func (b *Backend) Restore(metas []state.StateMeta, entries iter.Seq2[state.Entry
 			// Restored again, or declared first: either way the stored
 			// encoding must be readable as the state is known.
 			if why := m.Compatible(si.meta); why != "" {
-				return fmt.Errorf("pebblestate: restore: state %q cannot be read as known: %s", m.StateName, why)
+				return nil, fmt.Errorf("pebblestate: restore: state %q cannot be read as known: %s", m.StateName, why)
 			}
 			continue
 		}
@@ -146,23 +189,19 @@ func (b *Backend) Restore(metas []state.StateMeta, entries iter.Seq2[state.Entry
 		}
 		m.Scope = state.ScopeKeyed
 		if _, err := b.addState(m); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if err := b.commit(); err != nil {
-		return err
+		return nil, err
 	}
 	b.forgetPending() // the restorer writes the DB directly
-	r := restorer{b: b, batch: b.db.NewBatch()}
-	defer r.batch.Close()
-	for e, err := range entries {
-		if err != nil {
-			return fmt.Errorf("pebblestate: restore: %w", err)
-		}
-		if err := r.add(e); err != nil {
-			return err
-		}
-	}
+	return &restorer{b: b, batch: b.db.NewBatch()}, nil
+}
+
+// end writes what the restore gathered and recounts the timer queues.
+func (r *restorer) end() error {
+	b := r.b
 	if err := r.flushList(); err != nil {
 		return err
 	}
@@ -190,7 +229,7 @@ type restorer struct {
 	elems  []byte
 }
 
-func (r *restorer) add(e state.Entry) error {
+func (r *restorer) add(e *state.Entry) error {
 	b := r.b
 	si := b.byName[e.State]
 	if si == nil {

@@ -682,7 +682,36 @@ func (h *harness) restore(t *testing.T, td *datadriven.TestData) string {
 		}
 	}
 	slices.SortStableFunc(in, func(a, b state.Entry) int { return b.KeyGroup - a.KeyGroup })
+	outcome := func() string {
+		_, got := h.collect(t)
+		var want []state.Entry
+		for _, e := range h.snap.entries {
+			if groups.Contains(e.KeyGroup) {
+				want = append(want, e)
+			}
+		}
+		return fmt.Sprintf("restored %d entries into groups %s: %s", len(in), groups, h.diff(t, want, got))
+	}
+	// A backend that restores from batches must end up where Restore
+	// does, error included: the same entries in batches of 1 to 3.
+	batched := ""
 	h.open(t, h.max, groups)
+	if br, ok := h.b.(state.BatchRestorer); ok {
+		err := br.RestoreBatches(h.snap.metas, func(yield func([]state.Entry, error) bool) {
+			for i, k := 0, 0; i < len(in); k++ {
+				n := min(1+k%3, len(in)-i)
+				if !yield(slices.Clone(in[i:i+n]), nil) {
+					return
+				}
+				i += n
+			}
+		})
+		batched = errText(err)
+		if err == nil {
+			batched = outcome()
+		}
+		h.open(t, h.max, groups)
+	}
 	err := h.b.Restore(h.snap.metas, func(yield func(state.Entry, error) bool) {
 		for _, e := range in {
 			if !yield(e, nil) {
@@ -690,17 +719,14 @@ func (h *harness) restore(t *testing.T, td *datadriven.TestData) string {
 			}
 		}
 	})
-	if err != nil {
-		return errText(err)
+	got := errText(err)
+	if err == nil {
+		got = outcome()
 	}
-	_, got := h.collect(t)
-	var want []state.Entry
-	for _, e := range h.snap.entries {
-		if groups.Contains(e.KeyGroup) {
-			want = append(want, e)
-		}
+	if batched != "" && batched != got {
+		t.Errorf("RestoreBatches: %s\nRestore: %s", batched, got)
 	}
-	return fmt.Sprintf("restored %d entries into groups %s: %s", len(in), groups, h.diff(t, want, got))
+	return got
 }
 
 // diff compares the snapshot's entries in this backend's key groups with got.
