@@ -47,6 +47,9 @@ type lightRun struct {
 	// made; slots is fold's array.
 	newEntries int
 	slots      []foldSlot
+	// pending is the writes folded in whose revisions wait (see fold),
+	// oldest first.
+	pending []pendingRev
 	// foldAt is the number of writes the next fold waits for.
 	foldAt int
 	// touched is what touchEntries read (kept, never used).
@@ -161,6 +164,23 @@ type foldSlot struct {
 	starts bool
 }
 
+// pendingRev is a write fold numbered whose revision waits: to a history
+// still kept when it was folded in (num above the history's front then),
+// as its revision will be made if the history is still kept when the
+// revisions are made (makeRevisions).
+type pendingRev struct {
+	he              *histEntry
+	num, pos        int64
+	old, new        any
+	starts          bool // the write began the history (restart it first)
+	hadOld, cleared bool
+}
+
+// lightPendingMax bounds the writes a light run keeps pending before it
+// makes their revisions (a variable for tests): a run over few keys,
+// whose histories are never forgotten, keeps no more than that.
+var lightPendingMax = 1 << 18
+
 // foldBlock is how many writes fold's first pass reads ahead
 // (touchEntries).
 const foldBlock = 128
@@ -200,10 +220,24 @@ const foldSlack = 256
 // forgotten before anything could read them. A batch several times as
 // long as historyBound leaves most writes of a large state out of the
 // second pass.
-func (c *collector) fold() {
+//
+// The revisions wait longer still: the writes to histories kept at the
+// end of a batch are kept (pending), and each fold drops those of the
+// histories it forgot; the revisions of the rest are made once, at the
+// end of the light run (finishLight, abandonLight: final), or when
+// lightPendingMax writes are pending. Nothing reads the history during a
+// light run, and the revisions come in the order of the writes, as they
+// would one by one (a history forgotten and begun again in between has
+// a new number: the writes of its old one are dropped).
+func (c *collector) fold() { c.foldIn(false) }
+
+func (c *collector) foldIn(final bool) {
 	l := c.light
 	ws := c.s.exec.TakeLightWrites()
 	if len(ws) == 0 {
+		if final {
+			c.makeRevisions()
+		}
 		return
 	}
 	if cap(l.slots) < len(ws) {
@@ -265,17 +299,43 @@ func (c *collector) fold() {
 	}
 	h.ins = ins
 	for i := range ws {
-		p, w := &slots[i], &ws[i]
-		if p.num > front {
-			if p.starts {
-				p.he.restart()
-			}
-			h.addRev(p.he, Revision{Position: w.Position, Old: w.Old, New: w.New, HadOld: w.HadOld, Cleared: w.Cleared})
+		h.logWrite(ws[i].Position, slots[i].he)
+	}
+	// The pending writes of the histories still kept, then this batch's.
+	kept := l.pending[:0]
+	for _, r := range l.pending {
+		if r.num > front {
+			kept = append(kept, r)
 		}
-		h.logWrite(w.Position, p.he)
+	}
+	clear(l.pending[len(kept):])
+	for i := range ws {
+		if p, w := &slots[i], &ws[i]; p.num > front {
+			kept = append(kept, pendingRev{he: p.he, num: p.num, pos: w.Position, old: w.Old, new: w.New,
+				starts: p.starts, hadOld: w.HadOld, cleared: w.Cleared})
+		}
+	}
+	l.pending = kept
+	if final || len(kept) >= lightPendingMax {
+		c.makeRevisions()
 	}
 	h.compact()
 	clear(slots)
+}
+
+// makeRevisions makes the revisions of the pending writes (see fold):
+// their histories are all kept.
+func (c *collector) makeRevisions() {
+	l, h := c.light, &c.s.hist
+	for i := range l.pending {
+		r := &l.pending[i]
+		if r.starts {
+			r.he.restart()
+		}
+		h.addRev(r.he, Revision{Position: r.pos, Old: r.old, New: r.new, HadOld: r.hadOld, Cleared: r.cleared})
+	}
+	clear(l.pending)
+	l.pending = l.pending[:0]
 }
 
 // lightOutputs puts the records the sinks received in the light run into
@@ -337,7 +397,7 @@ func (c *collector) changeLight(le *lightEntry, w *runtime.LightWrite) {
 // replay's (a *runtime.Failure when the command failed: the replay fails
 // there too).
 func (c *collector) finishLight() error {
-	c.fold()
+	c.foldIn(true)
 	s, l := c.s, c.light
 	c.light = nil
 	target, reads := s.exec.Position(), s.exec.Reads()
@@ -442,7 +502,7 @@ func (c *collector) finishLight() error {
 // error): the sink records go into the outputs, the executor is traced
 // again and nothing is replayed.
 func (c *collector) abandonLight() {
-	c.fold()
+	c.foldIn(true)
 	s, l := c.s, c.light
 	c.light = nil
 	c.lightOutputs(l)

@@ -157,3 +157,16 @@ func TestLightHistoryOverflow(t *testing.T) {
 		}
 	}
 }
+
+// TestLightHistoryPendingRevisions is TestLightHistoryOverflow with the
+// revisions of a light run made before its end, whenever a few writes are
+// pending (lightPendingMax; the other tests make them at the end of each
+// light run), and with writes to histories that the next fold forgets
+// kept pending in between.
+func TestLightHistoryPendingRevisions(t *testing.T) {
+	defer func(n int) { lightPendingMax = n }(lightPendingMax)
+	for _, n := range []int{1, 9, 250} {
+		lightPendingMax = n
+		t.Run(fmt.Sprintf("pending=%d", n), TestLightHistoryOverflow)
+	}
+}
