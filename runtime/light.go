@@ -303,7 +303,8 @@ var maxLightEntries = 1 << 18
 
 var lightGens atomic.Uint64
 
-// lightWrite records a state write in light mode, as record would trace it.
+// lightWrite records a state write in light mode, as recordDyn would trace
+// it (old and nw are dynamic values).
 func (t *tracedTable) lightWrite(l *light, ns, uk []byte, old any, hadOld bool, nw any, cleared bool) {
 	l.cur.Events++
 	lt := &t.light
@@ -312,7 +313,7 @@ func (t *tracedTable) lightWrite(l *light, ns, uk []byte, old any, hadOld bool, 
 		tag = t.tagger.EntryTag(ns)
 		if tag != nil && *tag>>32 == lt.gen && lt.gen != 0 {
 			if i := uint32(*tag); int(i) < len(lt.entries) {
-				l.cur.Writes = append(l.cur.Writes, LightWrite{tab: lt, idx: int32(i), Old: dyn(old), HadOld: hadOld, New: dyn(nw), Cleared: cleared, Position: t.exec.position})
+				l.cur.Writes = append(l.cur.Writes, LightWrite{tab: lt, idx: int32(i), Old: old, HadOld: hadOld, New: nw, Cleared: cleared, Position: t.exec.position})
 				return
 			}
 		}
@@ -350,11 +351,13 @@ func (t *tracedTable) lightWrite(l *light, ns, uk []byte, old any, hadOld bool, 
 				lt.gen = lightGens.Add(1) & (1<<32 - 1)
 			}
 		}
-		ev := t.describe(key, kg, ns, uk)
 		ent := l.newEntry()
 		l.cur.NewEntries++
-		ent.Operator, ent.Subtask, ent.State, ent.KeyGroup = ev.Operator, ev.Subtask, ev.State, kg
-		ent.Key, ent.Namespace, ent.UserKey = ev.Key, ev.Namespace, ev.UserKey
+		ent.State, ent.KeyGroup = t.Table.Desc().Meta.StateName, kg
+		if t.inst.ctx != nil {
+			ent.Operator, ent.Subtask = t.inst.info.Name, t.inst.ctx.st.index
+		}
+		ent.Key, ent.Namespace, ent.UserKey = t.display(key, ns, uk)
 		i = int32(len(lt.entries))
 		lt.entries = append(lt.entries, ent)
 		if tag == nil {
@@ -364,5 +367,5 @@ func (t *tracedTable) lightWrite(l *light, ns, uk []byte, old any, hadOld bool, 
 	if tag != nil {
 		*tag = lt.gen<<32 | uint64(i)
 	}
-	l.cur.Writes = append(l.cur.Writes, LightWrite{Entry: lt.entries[i], Old: dyn(old), HadOld: hadOld, New: dyn(nw), Cleared: cleared, Position: t.exec.position})
+	l.cur.Writes = append(l.cur.Writes, LightWrite{Entry: lt.entries[i], Old: old, HadOld: hadOld, New: nw, Cleared: cleared, Position: t.exec.position})
 }

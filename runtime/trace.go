@@ -192,6 +192,12 @@ type tracedTable struct {
 }
 
 func (t *tracedTable) record(ns, uk []byte, old any, hadOld bool, nw any, cleared bool) {
+	t.recordDyn(ns, uk, dyn(old), hadOld, dyn(nw), cleared)
+}
+
+// recordDyn is record for values that are dynamic already (dyn would
+// return them as they are).
+func (t *tracedTable) recordDyn(ns, uk []byte, old any, hadOld bool, nw any, cleared bool) {
 	tr := t.exec.trace
 	if tr == nil {
 		if l := t.exec.light; l != nil {
@@ -200,28 +206,28 @@ func (t *tracedTable) record(ns, uk []byte, old any, hadOld bool, nw any, cleare
 		return
 	}
 	key, kg := t.inst.keyed.CurrentKey()
-	ev := t.describe(key, kg, ns, uk)
-	ev.Old, ev.HadOld, ev.New, ev.Cleared = dyn(old), hadOld, dyn(nw), cleared
-	tr.add(ev)
-}
-
-// describe is the event of a write to the entry of key, namespace ns and
-// user key uk, without its values.
-func (t *tracedTable) describe(key []byte, kg int, ns, uk []byte) TraceEvent {
-	d := t.Table.Desc()
-	ev := TraceEvent{Kind: TraceStateWrite, State: d.Meta.StateName, KeyGroup: kg, Key: displayKey(t.inst, key),
-		Namespace: displayNamespace(d.Namespace, ns)}
-	if uk != nil && d.UserKey != nil {
-		if v, err := d.UserKey.Display(uk); err == nil {
-			ev.UserKey = v
-		} else {
-			ev.UserKey = state.Hex(uk)
-		}
-	}
+	ev := TraceEvent{Kind: TraceStateWrite, State: t.Table.Desc().Meta.StateName, KeyGroup: kg}
+	ev.Key, ev.Namespace, ev.UserKey = t.display(key, ns, uk)
 	if t.inst.ctx != nil {
 		ev.Task, ev.Subtask, ev.Operator = t.inst.ctx.st.task.Name, t.inst.ctx.st.index, t.inst.info.Name
 	}
-	return ev
+	ev.Old, ev.HadOld, ev.New, ev.Cleared = old, hadOld, nw, cleared
+	tr.add(ev)
+}
+
+// display is the key, namespace and user key of the entry of key,
+// namespace ns and user key uk as a state write event shows them.
+func (t *tracedTable) display(key, ns, uk []byte) (k, n, u any) {
+	d := t.Table.Desc()
+	k, n = displayKey(t.inst, key), displayNamespace(d.Namespace, ns)
+	if uk != nil && d.UserKey != nil {
+		if v, err := d.UserKey.Display(uk); err == nil {
+			u = v
+		} else {
+			u = state.Hex(uk)
+		}
+	}
+	return k, n, u
 }
 
 func dyn(v any) any {
@@ -268,7 +274,7 @@ func (t *tracedInt64Table) PutInt64(ns []byte, v int64) error {
 	if ok {
 		o = state.BoxInt64(old)
 	}
-	t.record(ns, nil, o, ok, state.BoxInt64(v), false)
+	t.recordDyn(ns, nil, o, ok, state.BoxInt64(v), false) // int64s are dynamic values
 	return nil
 }
 

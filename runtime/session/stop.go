@@ -88,11 +88,13 @@ type collector struct {
 	records int64
 	last    runtime.StepInfo
 	// changes are the entries the command wrote, in first-write order;
-	// changeAt indexes them. A light run's entries find theirs by their
-	// lightEntry (light.go).
+	// changeAt indexes the first indexed of them (changeIndex indexes the
+	// rest when asked: a light run's entries find theirs by their
+	// lightEntry, light.go, and seldom ask).
 	changes  []Change
 	changeID []EntryID
 	changeAt map[EntryID]int32
+	indexed  int
 	dropped  int
 	// gen tells this command's lightEntry caches from older ones.
 	gen uint64
@@ -167,6 +169,14 @@ func (c *collector) change(id EntryID, he *histEntry, e *runtime.TraceEvent) {
 }
 
 func (c *collector) changeIndex(id EntryID) (int32, bool) {
+	if c.indexed < len(c.changeID) {
+		if c.changeAt == nil {
+			c.changeAt = make(map[EntryID]int32, len(c.changeID))
+		}
+		for ; c.indexed < len(c.changeID); c.indexed++ {
+			c.changeAt[c.changeID[c.indexed]] = int32(c.indexed)
+		}
+	}
 	i, ok := c.changeAt[id]
 	return i, ok
 }
@@ -174,13 +184,9 @@ func (c *collector) changeIndex(id EntryID) (int32, bool) {
 // addChange adds the change of id, whose history in byID is he: he keeps
 // its index too (history.chGen).
 func (c *collector) addChange(id EntryID, ch Change, he *histEntry) int32 {
-	if c.changeAt == nil {
-		c.changeAt = map[EntryID]int32{}
-	}
 	i := int32(len(c.changes))
 	c.changes = append(c.changes, ch)
 	c.changeID = append(c.changeID, id)
-	c.changeAt[id] = i
 	he.chGen, he.ch = c.gen, i
 	return i
 }
