@@ -101,6 +101,9 @@ type history struct {
 	// log is the recent writes in order, so that going back undoes the
 	// writes after the target without visiting every entry.
 	log []logged
+	// spare is the revision records of forgotten histories, for the next
+	// ones (histEntry.rec).
+	spare []*histRevs
 }
 
 // histEntry is one entry's history. A write names it by pointer (a light
@@ -117,13 +120,30 @@ type histEntry struct {
 	ch      int32
 	chGen   uint64
 	trimmed int // revisions forgotten (historyPerEntry)
-	revs    []Revision
+	// rec holds the revisions (nil: none). Only a kept history has one:
+	// forgetting it gives its record to the next history (history.spare),
+	// so that the many forgotten entries of a large state hold no
+	// revisions, and no pointers for the garbage collector to follow.
+	rec *histRevs
+	id  EntryID
+	// next is the next history in byID's chain of this one's hash.
+	next *histEntry
+}
+
+// histRevs is the revisions of a history.
+type histRevs struct {
+	revs []Revision
 	// first is the array of revs until it grows (most histories hold a
 	// revision or two: no allocation, and no other memory to reach).
 	first [2]Revision
-	id    EntryID
-	// next is the next history in byID's chain of this one's hash.
-	next *histEntry
+}
+
+// revs is the revisions of he (nil for none).
+func (he *histEntry) revs() []Revision {
+	if he.rec == nil {
+		return nil
+	}
+	return he.rec.revs
 }
 
 type logged struct {
@@ -196,24 +216,17 @@ func (h *history) use(he *histEntry) *histEntry {
 	return h.entry(he.id)
 }
 
-// restart clears what a forgotten entry kept of its history (forgetting
-// it did not touch it), for the history it starts now.
-func (he *histEntry) restart() {
-	if cap(he.revs) > 8 {
-		clear(he.first[:])
-		he.revs = he.first[:0]
-	} else {
-		r := he.revs[:cap(he.revs)]
-		clear(r)
-		he.revs = r[:0]
-	}
+// restart clears what an entry kept of its history, for the history it
+// starts now (a forgotten one kept nothing: forget).
+func (h *history) restart(he *histEntry) {
+	h.forget(he)
 	he.trimmed = 0
 }
 
 // revive starts the history of a gone entry of byID again: it is the
 // newest entry.
 func (h *history) revive(he *histEntry) {
-	he.restart()
+	h.restart(he)
 	h.goneIn--
 	h.appendOrder(he)
 }
@@ -230,7 +243,7 @@ func (h *history) appendOrder(he *histEntry) {
 	old := h.order[0]
 	h.order[0] = nil
 	h.order = h.order[1:]
-	forget(old)
+	h.forget(old)
 	h.goneIn++
 	h.compact()
 }
@@ -251,15 +264,40 @@ func (h *history) pushOrder(he *histEntry) {
 	h.order = append(h.order, he)
 }
 
-// forget lets go of what a forgotten entry's history holds: a small array
-// of revisions (first, or one of up to 8) stays with the entry as it is,
-// until restart clears it, for the next write of it: most entries of a
-// large state are forgotten and written again, and a new array each time
-// was most of what a long run allocated.
-func forget(old *histEntry) {
-	if cap(old.revs) > 8 {
-		old.revs = nil
+// forget lets go of what a forgotten entry's history holds: its record
+// goes to the next history that needs one (newRec), with its array of
+// revisions when that is small (first, or one of up to 8): most entries
+// of a large state are forgotten and written again, and a new array
+// each time was most of what a long run allocated.
+func (h *history) forget(old *histEntry) {
+	if r := old.rec; r != nil {
+		old.rec = nil
+		if cap(r.revs) > 8 {
+			r.revs = nil
+		}
+		h.spare = append(h.spare, r)
 	}
+}
+
+// newRec returns an empty record of revisions: a forgotten history's
+// (cleared) or a new one.
+func (h *history) newRec() *histRevs {
+	n := len(h.spare)
+	if n == 0 {
+		return &histRevs{}
+	}
+	r := h.spare[n-1]
+	h.spare[n-1] = nil
+	h.spare = h.spare[:n-1]
+	if r.revs == nil {
+		clear(r.first[:])
+		r.revs = r.first[:0]
+	} else {
+		all := r.revs[:cap(r.revs)]
+		clear(all)
+		r.revs = all[:0]
+	}
+	return r
 }
 
 // compact drops the gone entries from byID once they are too many.
@@ -270,7 +308,7 @@ func (h *history) compact() {
 	h.goneIn = 0
 	h.byID.filter(func(e *histEntry) bool {
 		if !h.live(e) {
-			if h.chGen != 0 && e.chGen == h.chGen {
+			if h.chGen != 0 && e.chGen == h.chGen && e.ch >= 0 {
 				h.goneIn++ // its change is found by it
 				return true
 			}
@@ -291,16 +329,20 @@ func (h *history) addTo(he *histEntry, r Revision) {
 
 // addRev adds a revision to an entry's history (he live).
 func (h *history) addRev(he *histEntry, r Revision) {
-	if len(he.revs) >= historyPerEntry {
-		n := copy(he.revs, he.revs[1:])
-		he.revs[n] = Revision{}
-		he.revs = he.revs[:n]
+	if he.rec == nil {
+		he.rec = h.newRec()
+	}
+	rec := he.rec
+	if len(rec.revs) >= historyPerEntry {
+		n := copy(rec.revs, rec.revs[1:])
+		rec.revs[n] = Revision{}
+		rec.revs = rec.revs[:n]
 		he.trimmed++
 	}
-	if he.revs == nil {
-		he.revs = he.first[:0]
+	if rec.revs == nil {
+		rec.revs = rec.first[:0]
 	}
-	he.revs = append(he.revs, r)
+	rec.revs = append(rec.revs, r)
 }
 
 // logWrite adds a write of he at pos to the log.
@@ -326,7 +368,7 @@ func (h *history) logWrite(pos int64, he *histEntry) {
 // revisions is the revisions of id (nil for none).
 func (h *history) revisions(id EntryID) []Revision {
 	if he := h.byID.get(id); he != nil && h.live(he) {
-		return he.revs
+		return he.revs()
 	}
 	return nil
 }
@@ -346,9 +388,9 @@ func (h *history) truncate(pos int64) {
 			h.log = h.log[:len(h.log)-1]
 			// An entry left without revisions keeps its place in the
 			// order (an empty history), so it is never listed twice.
-			if n := len(he.revs); h.live(he) && n > 0 && he.revs[n-1].Position > pos {
-				he.revs[n-1] = Revision{}
-				he.revs = he.revs[:n-1]
+			if r := he.rec; h.live(he) && r != nil && len(r.revs) > 0 && r.revs[len(r.revs)-1].Position > pos {
+				r.revs[len(r.revs)-1] = Revision{}
+				r.revs = r.revs[:len(r.revs)-1]
 			}
 		}
 		return
@@ -356,16 +398,19 @@ func (h *history) truncate(pos int64) {
 	h.log = nil
 	kept := h.order[:0]
 	for _, he := range h.order {
-		n := len(he.revs)
-		for n > 0 && he.revs[n-1].Position > pos {
+		revs := he.revs()
+		n := len(revs)
+		for n > 0 && revs[n-1].Position > pos {
 			n--
 		}
 		if n == 0 {
 			h.byID.del(he)
-			he.num, he.indexed, he.revs, he.trimmed = 0, false, nil, 0
+			h.forget(he)
+			he.num, he.indexed, he.trimmed = 0, false, 0
 			continue
 		}
-		he.revs = he.revs[:n]
+		clear(revs[n:])
+		he.rec.revs = revs[:n]
 		kept = append(kept, he)
 	}
 	clear(h.order[len(kept):])
@@ -386,10 +431,10 @@ func (h *history) reset() {
 // and how many older ones were forgotten (HistoryPerEntry).
 func (s *Session) History(id EntryID) (revs []Revision, forgotten int) {
 	he := s.hist.byID.get(id)
-	if he == nil || !s.hist.live(he) || len(he.revs) == 0 {
+	if he == nil || !s.hist.live(he) || len(he.revs()) == 0 {
 		return nil, 0
 	}
-	return append([]Revision(nil), he.revs...), he.trimmed
+	return append([]Revision(nil), he.revs()...), he.trimmed
 }
 
 // absorb takes the events of steps that ran at source position pos: sink

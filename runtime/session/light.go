@@ -69,14 +69,12 @@ type anchorCP struct {
 type lightEntry struct {
 	entry runtime.LightEntry
 	// he is the entry's history (its id is the entry's EntryID), nil
-	// before the first write was folded in.
+	// before the first write was folded in. It keeps the entry's change
+	// in the command (changeLight).
 	he *histEntry
-	// gen is the command whose change index ch is (-1: none, dropped).
-	gen uint64
-	ch  int32
 	// own is he when the entry's history began with the light run (one
-	// allocation for both; a fold visits the fields above and own's
-	// first ones).
+	// allocation for both, of 256 bytes; a fold visits the fields above
+	// and own's first ones).
 	own histEntry
 }
 
@@ -195,9 +193,8 @@ func touchEntries(ws []runtime.LightWrite) int64 {
 	var sum int64
 	for i := range ws {
 		le := ws[i].Entry.Data.(*lightEntry)
-		sum += int64(le.gen)
 		if he := le.he; he != nil {
-			sum += he.num
+			sum += he.num + int64(he.chGen)
 		}
 	}
 	return sum
@@ -281,13 +278,13 @@ func (c *collector) foldIn(final bool) {
 			}
 		}
 		slots[i] = foldSlot{he: he, num: he.num, starts: starts}
-		c.changeLight(le, w)
+		c.changeLight(he, w)
 	}
 	// The order: what is left of it, then the histories the batch began
 	// that are kept.
 	drop := min(front-front0, int64(len(h.order)))
 	for i := range drop {
-		forget(h.order[i])
+		h.forget(h.order[i])
 		h.order[i] = nil
 	}
 	h.order = h.order[drop:]
@@ -330,7 +327,7 @@ func (c *collector) makeRevisions() {
 	for i := range l.pending {
 		r := &l.pending[i]
 		if r.starts {
-			r.he.restart()
+			h.restart(r.he)
 		}
 		h.addRev(r.he, Revision{Position: r.pos, Old: r.old, New: r.new, HadOld: r.hadOld, Cleared: r.cleared})
 	}
@@ -366,27 +363,28 @@ func (c *collector) lightOutputs(l *lightRun) {
 	s.output = out
 }
 
-// changeLight is change for a light run's write.
-func (c *collector) changeLight(le *lightEntry, w *runtime.LightWrite) {
-	if le.gen != c.gen {
-		le.gen, le.ch = c.gen, -1
-		if c.s.hist.chGen == c.gen {
-			if le.he.chGen == c.gen {
-				le.ch = le.he.ch
+// changeLight is change for a light run's write to the entry whose
+// history is he: he keeps the index of the entry's change in the command
+// (chGen, ch; -1: none, or dropped), found by its EntryID only when the
+// history's chGen says the others do not hold theirs.
+func (c *collector) changeLight(he *histEntry, w *runtime.LightWrite) {
+	if he.chGen != c.gen {
+		he.chGen, he.ch = c.gen, -1
+		if c.s.hist.chGen != c.gen {
+			if i, ok := c.changeIndex(he.id); ok {
+				he.ch = i
 			}
-		} else if i, ok := c.changeIndex(le.he.id); ok {
-			le.ch = i
 		}
 	}
-	if le.ch < 0 {
+	if he.ch < 0 {
 		if len(c.changes) >= MaxChanges {
 			c.dropped++
 			return
 		}
 		e := w.Entry
-		le.ch = c.addChange(le.he.id, Change{Old: w.Old, HadOld: w.HadOld, KeyGroup: e.KeyGroup, Key: e.Key, Namespace: e.Namespace, UserKey: e.UserKey}, le.he)
+		c.addChange(he.id, Change{Old: w.Old, HadOld: w.HadOld, KeyGroup: e.KeyGroup, Key: e.Key, Namespace: e.Namespace, UserKey: e.UserKey}, he)
 	}
-	ch := &c.changes[le.ch]
+	ch := &c.changes[he.ch]
 	ch.New, ch.Cleared = w.New, w.Cleared
 	ch.Writes++
 }
