@@ -306,6 +306,16 @@ func (c *collector) foldIn(final bool) {
 		}
 	}
 	clear(l.pending[len(kept):])
+	want := len(kept)
+	for i := range slots {
+		if slots[i].num > front {
+			want++
+		}
+	}
+	if want > cap(kept) {
+		// Once, to what a batch needs (appending grew it step by step).
+		kept = append(make([]pendingRev, 0, want+want/4), kept...)
+	}
 	for i := range ws {
 		if p, w := &slots[i], &ws[i]; p.num > front {
 			kept = append(kept, pendingRev{he: p.he, num: p.num, pos: w.Position, old: w.Old, new: w.New,
