@@ -27,6 +27,10 @@ import (
 // cost a few.
 const unitAhead = 32
 
+// batchSectionsAhead bounds the sections per worker decoded (or being
+// decoded) ahead of the consumer.
+const batchSectionsAhead = 4
+
 // batchUnit is one section of one subtask's keyed file.
 type batchUnit struct {
 	file *KeyedFile
@@ -157,8 +161,10 @@ func (s *Savepoint) batchesParallel(units []batchUnit, workers int, yield func([
 		outs[i].batches = make(chan *state.Batch, unitAhead)
 	}
 	var next atomic.Int64 // the next unit to claim
-	// tokens bound the units claimed and not yet consumed.
-	tokens := make(chan struct{}, workers*maxAhead)
+	// tokens bound the units claimed and not yet consumed: a few per
+	// worker, so that on a busy machine a worker whose thread is not
+	// scheduled for a while does not hold the others up for long.
+	tokens := make(chan struct{}, workers*batchSectionsAhead)
 	for range cap(tokens) {
 		tokens <- struct{}{}
 	}

@@ -231,8 +231,11 @@ func syncClose(f vfs.File, path string) error {
 }
 
 // bytesPerSync is how often a keyed file's written bytes are handed to
-// writeback before the final sync.
-const bytesPerSync = 512 << 10
+// writeback before the final sync. Each hand-over waits for the one before
+// (pebble's sync_file_range), in the writer's time: every 512 KiB cost a
+// tenth more CPU than the plain write and no wall time (BenchmarkSavepoint
+// write-ratio, A/B: 0.62-0.65 against 0.69-0.75 in CPU at 4 MiB).
+const bytesPerSync = 4 << 20
 
 // stateStats accumulates entry counts and bytes per state name.
 type stateStats struct {
@@ -448,10 +451,21 @@ func writeKeyedTo(f vfs.File, sub SubtaskSnapshot, stats *stateStats, version in
 		sw = state.NewStreamWriter(f)
 	}
 	kf := &KeyedFile{Sections: []Section{}}
+	// m is the state of the entries since (n0, b0) of sw.Written: its
+	// counts are added where the state changes, not per entry.
+	var m *state.StateMeta
+	var n0, b0 int64
+	count := func() {
+		if m != nil {
+			n, b := sw.Written()
+			m.Entries += n - n0
+			m.Bytes += b - b0
+			m = nil
+		}
+	}
 	for kg := sub.KeyGroups.Start; kg <= sub.KeyGroups.End; kg++ {
 		begun := false
 		cur := ""
-		var m *state.StateMeta
 		for e, err := range sub.Keyed(kg) {
 			if err != nil {
 				return nil, fmt.Errorf("key group %d: %w", kg, err)
@@ -463,20 +477,21 @@ func writeKeyedTo(f vfs.File, sub SubtaskSnapshot, stats *stateStats, version in
 				begun = true
 			}
 			if m == nil || e.State != cur {
+				count()
 				if m, err = stats.meta(e.State, state.ScopeKeyed); err != nil {
 					return nil, err
 				}
 				cur = e.State
+				n0, b0 = sw.Written()
 			}
 			if err := sw.WriteEntry(&e); err != nil {
 				return nil, err
 			}
-			m.Entries++
-			m.Bytes += int64(e.Size())
 		}
 		if !begun {
 			continue
 		}
+		count()
 		g, err := sw.EndKeyGroup()
 		if err != nil {
 			return nil, err

@@ -128,6 +128,9 @@ type StreamWriter struct {
 	crcFrom    int // buf[crcFrom:] not yet folded into crc
 	blockStart int // index in buf of the open block's length field, or -1
 
+	// payload counts the payload bytes (Entry.Size) of the entries written.
+	payload int64
+
 	lastGroup int // the previous group's key group, -1 before the first
 	prevState string
 	prevKey   []byte
@@ -156,6 +159,12 @@ func NewIndexedStreamWriter(w io.Writer) *StreamWriter {
 	sw.indexed, sw.target = true, IndexedBlockTarget
 	return sw
 }
+
+// Written is the number of entries of the current (or last) group written
+// so far, and the payload bytes (Entry.Size) of every entry written: a
+// caller counting entries per state reads them where the state changes
+// instead of counting each entry.
+func (w *StreamWriter) Written() (groupEntries, payload int64) { return w.group.Entries, w.payload }
 
 // Offset is the number of bytes written to the stream so far, flushed or not.
 func (w *StreamWriter) Offset() int64 { return w.off + int64(len(w.buf)) }
@@ -220,9 +229,7 @@ func (w *StreamWriter) WriteEntry(e *Entry) error {
 			w.buf = append(b, e.Value...)
 			w.prevKey = append(w.prevKey[:shared], k[shared:]...)
 			w.group.Entries++
-			if w.indexed {
-				w.refs[len(w.refs)-1].Entries++
-			}
+			w.payload += int64(len(k) + len(e.Value))
 			if len(w.buf)-w.blockStart >= w.target {
 				w.closeBlock()
 				if len(w.buf) >= flushTarget {
@@ -296,11 +303,10 @@ func (w *StreamWriter) WriteEntry(e *Entry) error {
 			w.blockOffset = w.Offset() - 4 - w.group.Offset
 			k := len(w.refKeys)
 			w.refKeys = append(w.refKeys, e.Key...)
-			w.refs = append(w.refs, BlockRef{State: e.State, Key: w.refKeys[k:len(w.refKeys):len(w.refKeys)], Offset: w.blockOffset})
+			// Entries holds the group's count before the block until
+			// the block closes (closeBlock).
+			w.refs = append(w.refs, BlockRef{State: e.State, Key: w.refKeys[k:len(w.refKeys):len(w.refKeys)], Offset: w.blockOffset, Entries: w.group.Entries})
 		}
-	}
-	if w.indexed {
-		w.refs[len(w.refs)-1].Entries++
 	}
 	b := append(w.buf, flags)
 	if flags&flagState != 0 {
@@ -331,6 +337,7 @@ func (w *StreamWriter) WriteEntry(e *Entry) error {
 	w.buf = append(b, e.Value...)
 	w.first = false
 	w.group.Entries++
+	w.payload += int64(e.Size())
 	if len(w.buf)-w.blockStart >= w.target {
 		w.closeBlock()
 		if len(w.buf) >= flushTarget {
@@ -366,6 +373,7 @@ func (w *StreamWriter) closeBlock() {
 		r := &w.refs[len(w.refs)-1]
 		r.Size = n
 		r.CRC32C = CRC32C(w.buf[w.blockStart+4:])
+		r.Entries = w.group.Entries - r.Entries
 	}
 	w.blockStart = -1
 }
