@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"bufio"
 	"encoding/json"
 	"io"
 )
@@ -12,17 +11,23 @@ type JSONAppender interface {
 	AppendJSON(dst []byte) []byte
 }
 
-// jsonWriter writes sink records as JSON lines.
+// jsonWriter writes sink records as JSON lines, buffered: a record is
+// encoded straight into the buffer, which goes to w whenever it holds
+// outBuffer bytes or more, and on Flush. A write error sticks: what
+// follows is not written.
 type jsonWriter struct {
-	w   *bufio.Writer
+	w   io.Writer // nil: the output is discarded
 	buf []byte
+	err error
 }
+
+const outBuffer = 64 << 10
 
 func newJSONWriter(w io.Writer) *jsonWriter {
 	if w == nil {
 		return &jsonWriter{}
 	}
-	return &jsonWriter{w: bufio.NewWriterSize(w, 64<<10)}
+	return &jsonWriter{w: w, buf: make([]byte, 0, outBuffer+512)}
 }
 
 func (e *Executor) writeJSON(v any) error {
@@ -30,25 +35,39 @@ func (e *Executor) writeJSON(v any) error {
 	if j.w == nil {
 		return nil
 	}
+	if j.err != nil {
+		return j.err
+	}
 	if a, ok := v.(JSONAppender); ok {
-		if j.w.Available() >= 512 {
-			// Straight into the writer's buffer: Write then has nothing
-			// to copy (the bytes are where it would copy them).
-			b := a.AppendJSON(j.w.AvailableBuffer())
-			_, err := j.w.Write(append(b, '\n'))
-			return err
-		}
-		j.buf = a.AppendJSON(j.buf[:0])
+		j.buf = append(a.AppendJSON(j.buf), '\n')
 	} else {
 		b, err := json.Marshal(v)
 		if err != nil {
 			return err
 		}
-		j.buf = append(j.buf[:0], b...)
+		j.buf = append(append(j.buf, b...), '\n')
 	}
-	j.buf = append(j.buf, '\n')
-	_, err := j.w.Write(j.buf)
-	return err
+	if len(j.buf) >= outBuffer {
+		return j.flush()
+	}
+	return nil
+}
+
+// flush writes the buffer to w.
+func (j *jsonWriter) flush() error {
+	if j.err != nil || len(j.buf) == 0 {
+		return j.err
+	}
+	n, err := j.w.Write(j.buf)
+	if err == nil && n < len(j.buf) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		j.err = err
+		return err
+	}
+	j.buf = j.buf[:0]
+	return nil
 }
 
 // Flush writes buffered sink output.
@@ -56,7 +75,7 @@ func (e *Executor) Flush() error {
 	if e.out.w == nil {
 		return nil
 	}
-	return e.out.w.Flush()
+	return e.out.flush()
 }
 
 // observed reports whether a trace or a capture sees sink records
