@@ -36,11 +36,15 @@ func (a *slotArena[T]) put(v T, gen uint64) *slot[T] {
 		clear(a.chunk)
 		a.chunk, a.gen = a.chunk[:0], gen
 	}
-	if len(a.chunk) == cap(a.chunk) {
-		a.chunk = make([]slot[T], 0, slotChunk)
+	n := len(a.chunk)
+	if n == cap(a.chunk) {
+		a.chunk, n = make([]slot[T], 0, slotChunk), 0
 	}
-	a.chunk = append(a.chunk, slot[T]{v})
-	return &a.chunk[len(a.chunk)-1]
+	// Only the length changes: no append writing the slice back.
+	a.chunk = a.chunk[:n+1]
+	s := &a.chunk[n]
+	s.v = v
+	return s
 }
 
 // readValue is a record's value as T, from a slot or boxed.

@@ -94,6 +94,9 @@ func (b *Backend) CurrentKey() ([]byte, int) {
 // composite returns the current key's composite with ns; valid until the
 // next call.
 func (b *Backend) composite(ns []byte) []byte {
+	if len(ns) == 0 {
+		return b.buf[:b.keyEnd] // the void namespace: the key's composite
+	}
 	b.buf = append(b.buf[:b.keyEnd], ns...)
 	return b.buf
 }

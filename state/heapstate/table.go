@@ -175,8 +175,17 @@ func (t *table) find(ns []byte, op string) (*cell, error) {
 	if c == nil {
 		return nil, nil
 	}
-	t.hit, t.hitGen, t.hitNS = c, t.b.keyGen, append(t.hitNS[:0], ns...)
+	t.setHit(c, ns)
 	return c, nil
+}
+
+// setHit makes c, the current key's cell under ns, the hit.
+func (t *table) setHit(c *cell, ns []byte) {
+	t.hit, t.hitGen = c, t.b.keyGen
+	if len(ns) > 0 || len(t.hitNS) > 0 {
+		// The void namespace of most states needs no copy.
+		t.hitNS = append(t.hitNS[:0], ns...)
+	}
 }
 
 // Put sets the value of a value, reducing or aggregating state.
@@ -228,7 +237,7 @@ func (t *table) cellFor(ns []byte, op string) (*cell, error) {
 	m[ks] = c
 	t.touch(i)
 	t.logNewCell(i, c)
-	t.hit, t.hitGen, t.hitNS = c, t.b.keyGen, append(t.hitNS[:0], ns...)
+	t.setHit(c, ns)
 	return c, nil
 }
 
@@ -247,7 +256,7 @@ func (t *table) EntryTag(ns []byte) *uint64 {
 	if c == nil {
 		return nil
 	}
-	t.hit, t.hitGen, t.hitNS = c, t.b.keyGen, append(t.hitNS[:0], ns...)
+	t.setHit(c, ns)
 	return &c.tag
 }
 
