@@ -7,8 +7,10 @@ import (
 	"streamdbg/internal/cputime"
 )
 
-// TestProcessCountsWork: spinning for 50 ms of wall time adds at least
-// 25 ms of CPU time, and CPU time never goes back.
+// TestProcessCountsWork spins until a second clock of the process's CPU
+// time (refCPU) has moved 50 ms, then requires Process to have moved as
+// far, within a few ms either way. It waits for CPU time, not wall time,
+// so a loaded machine only makes it take longer.
 func TestProcessCountsWork(t *testing.T) {
 	if !cputime.Known() {
 		if cputime.Process() != 0 {
@@ -16,16 +18,29 @@ func TestProcessCountsWork(t *testing.T) {
 		}
 		t.Skip("no CPU time on this platform")
 	}
-	before := cputime.Process()
+	r0 := refCPU(t)
+	p0 := cputime.Process()
 	x := 0
-	for start := time.Now(); time.Since(start) < 50*time.Millisecond; {
-		x++
+	for deadline := time.Now().Add(30 * time.Second); refCPU(t)-r0 < 50*time.Millisecond; x++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("the reference clock moved %v in 30 s of spinning", refCPU(t)-r0)
+		}
 	}
-	after := cputime.Process()
-	if after < before {
-		t.Fatalf("CPU time went back: %v -> %v", before, after)
+	p1 := cputime.Process()
+	r1 := refCPU(t)
+	if p1 < p0 {
+		t.Fatalf("CPU time went back: %v -> %v", p0, p1)
 	}
-	if d := after - before; d < 25*time.Millisecond {
-		t.Fatalf("50 ms of spinning took %v of CPU time (x=%d)", d, x)
+	d, ref := p1-p0, r1-r0
+	if !refIsCPU {
+		// Wall time: the spin got about as much CPU time on an idle
+		// machine, and never more than the process's other threads add.
+		if d < 25*time.Millisecond {
+			t.Fatalf("50 ms of spinning took %v of CPU time (x=%d)", d, x)
+		}
+		return
+	}
+	if d < 45*time.Millisecond || d > ref+5*time.Millisecond {
+		t.Fatalf("Process moved %v while the reference moved at least 50 ms and at most %v (x=%d)", d, ref, x)
 	}
 }
