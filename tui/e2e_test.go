@@ -120,6 +120,20 @@ func (tm *term) keys(ks ...string) {
 	}
 }
 
+// keyDrawn sends one key and returns the screen once it differs from the
+// screen before the key (or as it is after 5 s, when the key changes
+// nothing).
+func (tm *term) keyDrawn(k string) string {
+	tm.t.Helper()
+	before := tm.screen()
+	tm.keys(k)
+	s := tm.screen()
+	for deadline := time.Now().Add(5 * time.Second); s == before && time.Now().Before(deadline); s = tm.screen() {
+		time.Sleep(50 * time.Millisecond)
+	}
+	return s
+}
+
 // line types a line at the prompt opened by the given key and runs it.
 func (tm *term) line(open, text string) {
 	tm.t.Helper()
@@ -432,8 +446,10 @@ func TestTerminalFlinkBrowser(t *testing.T) {
 	tm := startTerm(t, bin, 120, 40, "open", filepath.Join(abs, "udf-flink1.20-hashmap-savepoint"))
 	tm.waitFor("open", "Apache Flink savepoint", "StateMeta")
 	for range 6 {
-		tm.keys("j")
-		if strings.Contains(tm.screen(), "event_timer ─") || strings.Contains(tm.screen(), "_timer_state/event_timer ───") {
+		// Each j must be drawn before the next is sent: a j sent while the
+		// last is still being drawn would step past the timer state.
+		s := tm.keyDrawn("j")
+		if strings.Contains(s, "event_timer ─") || strings.Contains(s, "_timer_state/event_timer ───") {
 			break
 		}
 	}
