@@ -105,8 +105,8 @@ func benchLikeFixture(keys, maxPar int, seed uint64) *fixture {
 	return f
 }
 
-// withProcs runs fn at GOMAXPROCS procs: 1 takes the sequential path of
-// KeyedBatchesFor, more the parallel one.
+// withProcs runs fn at GOMAXPROCS procs: with 1 the section read ahead
+// and the decoding take turns on one thread.
 func withProcs(procs int, fn func()) {
 	old := goruntime.GOMAXPROCS(procs)
 	defer goruntime.GOMAXPROCS(old)

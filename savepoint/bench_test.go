@@ -143,11 +143,12 @@ func opaqueSeq(s iter.Seq2[state.Entry, error]) iter.Seq2[state.Entry, error] { 
 //     checked against its CRC32C; the consumer gets the checked bytes.
 //     This is DESIGN 12's savepoint read: the bytes, checked, as the
 //     tools that decode sections themselves (diff, export) get them.
-//   - entries: Open, then KeyedBatchesFor over every key group: read and
-//     checked as read, every entry decoded (lengths, order, block index)
-//     into batches on both cores, and the batches handed in order to a
-//     consumer that counts the entries and sums their sizes: what a
-//     restore reads before its backend stores anything (the runtime
+//   - entries: Open, then KeyedBatchesFor over every key group: each
+//     section read and checked (the next one read ahead while the current
+//     one is decoded), every entry decoded (lengths, order, block index)
+//     into a reused batch of up to state.BatchEntries, and the batches
+//     handed to a consumer that counts the entries and sums their sizes:
+//     what a restore reads before its backend stores anything (the runtime
 //     restores from these batches). Its baseline does no per-entry work
 //     at all.
 //   - entries-each: the same through KeyedEntriesFor, one entry at a time

@@ -48,8 +48,7 @@
 // This package never modifies a savepoint once written, and never imports
 // runtime: the runtime hands over a Snapshot and restores through
 // KeyedBatchesFor (KeyedEntriesFor one entry at a time) and
-// OperatorEntriesFor. KeyedBatchesFor decodes sections on every core; its
-// batches come out in key-group order, and at most a few sections per core
-// are decoded ahead of the consumer (batches.go). Checks against a job (missing,
+// OperatorEntriesFor. KeyedBatchesFor reads and checks the next section
+// while the consumer takes the batches of this one (batches.go). Checks against a job (missing,
 // new, changed states, max parallelism) are the runtime's.
 package savepoint

@@ -571,6 +571,37 @@ func (s *Savepoint) KeyGroupOf(meta state.StateMeta, key any) (int, bool) {
 	return state.KeyGroupFor(b, op.info.MaxParallelism), true
 }
 
+// KeyedEntriesFor yields the keyed entries of one operator in the key groups
+// of groups, from every old subtask whose range overlaps them: a restore at
+// any parallelism reads its range with it. Key groups come in increasing
+// order, entries in Entry order. The slices of an entry are only valid
+// during its iteration step. An operator the savepoint does not hold yields
+// nothing. KeyedBatchesFor yields the same entries in batches, for
+// consumers of millions.
+func (s *Savepoint) KeyedEntriesFor(operatorID string, groups state.KeyGroupRange) iter.Seq2[state.Entry, error] {
+	return func(yield func(state.Entry, error) bool) {
+		op, ok := s.byID[operatorID]
+		if !ok || groups.Len() == 0 {
+			return
+		}
+		for _, sub := range op.meta.Subtasks {
+			if sub.Keyed == nil || sub.KeyGroups.End < groups.Start || sub.KeyGroups.Start > groups.End {
+				continue
+			}
+			lo, _ := slices.BinarySearchFunc(sub.Keyed.Sections, groups.Start, func(s Section, kg int) int { return s.KeyGroup - kg })
+			hi, _ := slices.BinarySearchFunc(sub.Keyed.Sections, groups.End+1, func(s Section, kg int) int { return s.KeyGroup - kg })
+			more, err := s.scanKeyed(sub.Keyed, sub.Keyed.Sections[lo:hi], true, yield)
+			if err != nil {
+				yield(state.Entry{}, err)
+				return
+			}
+			if !more {
+				return
+			}
+		}
+	}
+}
+
 // OperatorEntriesFor is the operator state of subtask index of an operator
 // restored at parallelism, redistributed by state.RedistributeOperatorState:
 // at the same parallelism every subtask keeps its own entries; otherwise
