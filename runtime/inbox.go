@@ -71,16 +71,8 @@ func (q *inbox) pushKeyed(channel int, r Record, appendKey func([]byte, any) []b
 	q.pushArenaKey(channel, r, start, maxParallelism)
 }
 
-// pushKeyedTyped is pushKeyed for the record value v of T (held by r),
-// its key encoded by appendKey (KeySelector.typed).
-func pushKeyedTyped[T any](q *inbox, channel int, r Record, v T, appendKey func([]byte, T) []byte, maxParallelism int) {
-	q.reset()
-	start := len(q.arena)
-	q.arena = appendKey(q.arena, v)
-	q.pushArenaKey(channel, r, start, maxParallelism)
-}
-
-// pushArenaKey queues r with the key the arena holds from start.
+// pushArenaKey queues r with the key the arena holds from start (a key
+// appended after a reset; emitSlot encodes typed keys so).
 func (q *inbox) pushArenaKey(channel int, r Record, start, maxParallelism int) {
 	k := q.arena[start:len(q.arena):len(q.arena)]
 	el := q.grow()

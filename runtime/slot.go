@@ -98,8 +98,11 @@ func emitSlot[T any](ctx *OperatorContext, s *slot[T]) {
 			if e.light != nil {
 				e.light.cur.Events++
 			}
-			r := Record{Value: s, Timestamp: ctx.rec.Timestamp, HasTimestamp: ctx.rec.HasTimestamp}
-			pushKeyedTyped(&rt.targets[0].inbox, rt.channel, r, s.v, k, e.plan.MaxParallelism)
+			q := &rt.targets[0].inbox
+			q.reset()
+			start := len(q.arena)
+			q.arena = k(q.arena, s.v)
+			q.pushArenaKey(rt.channel, Record{Value: s, Timestamp: ctx.rec.Timestamp, HasTimestamp: ctx.rec.HasTimestamp}, start, e.plan.MaxParallelism)
 			return
 		}
 	}

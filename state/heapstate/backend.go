@@ -73,10 +73,11 @@ func (b *Backend) MaxParallelism() int { return b.maxParallelism }
 
 // SetCurrentKey sets the key (encoded) and its key group for all tables.
 func (b *Backend) SetCurrentKey(key []byte, keyGroup int) {
-	b.buf = binary.AppendUvarint(b.buf[:0], uint64(len(key)))
-	b.keyStart = len(b.buf)
-	b.buf = append(b.buf, key...)
-	b.keyEnd = len(b.buf)
+	buf := binary.AppendUvarint(b.buf[:0], uint64(len(key)))
+	b.keyStart = len(buf)
+	buf = append(buf, key...)
+	b.keyEnd = len(buf)
+	b.buf = buf
 	b.kg = keyGroup
 	b.hasKey = true
 	b.keyGen++
