@@ -33,7 +33,8 @@ type benchStore struct {
 
 // writeBenchStore writes files tables at L1 (disjoint key ranges) holding
 // perFile entries each, plus two small L0 files of overwrites, to a new
-// directory under os.TempDir (kept for the process: benchmarks share it).
+// directory under os.TempDir (shared by the benchmarks of one run; TestMain
+// removes it when the run ends).
 func writeBenchStore(tb testing.TB, files, perFile, valueLen int, compression byte) *benchStore {
 	tb.Helper()
 	dir, err := os.MkdirTemp("", "rocksdb-bench-")
