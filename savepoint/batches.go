@@ -1,7 +1,6 @@
 package savepoint
 
 import (
-	"fmt"
 	"iter"
 	"slices"
 
@@ -53,19 +52,9 @@ func (s *Savepoint) batchUnits(operatorID string, groups state.KeyGroupRange) []
 // are decodeSection's: the entries before a bad one come out, then the
 // error.
 func (s *Savepoint) decodeBatches(sr *state.StreamReader, f *KeyedFile, sec Section, b []byte, bt *state.Batch, emit func([]state.Entry) bool) (bool, error) {
-	bad := func(err error) error {
-		return fmt.Errorf("savepoint: %s: key group %d: %w", s.fs.PathJoin(s.dir, f.Name), sec.KeyGroup, err)
-	}
-	sr.ResetBytes(b, sec.Offset)
-	kg, ok, err := sr.NextKeyGroup()
-	if err != nil {
-		return false, bad(err)
-	}
-	if !ok || kg != sec.KeyGroup {
-		return false, bad(fmt.Errorf("section holds key group %d: %w", kg, state.ErrCorrupt))
-	}
-	if err := s.checkGroupKind(sr, sec); err != nil {
-		return false, bad(err)
+	bad := func(err error) error { return s.sectionErr(f, sec, err) }
+	if err := s.openSection(sr, f, sec, b); err != nil {
+		return false, err
 	}
 	for {
 		more, err := sr.ReadBatch(bt)
@@ -79,8 +68,8 @@ func (s *Savepoint) decodeBatches(sr *state.StreamReader, f *KeyedFile, sec Sect
 			break
 		}
 	}
-	if n := sr.GroupEntries(); !sr.Done() || n != sec.Entries {
-		return false, bad(fmt.Errorf("offset %d: %d entries, _metadata says %d, or bytes after them: %w", sr.Offset(), n, sec.Entries, state.ErrCorrupt))
+	if err := s.closeSection(sr, f, sec, sr.GroupEntries()); err != nil {
+		return false, err
 	}
 	return true, nil
 }

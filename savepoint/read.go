@@ -347,19 +347,9 @@ func (s *Savepoint) scanSections(f *KeyedFile, secs []Section, reuse bool, fn fu
 
 // decodeSection yields the entries of one checked section, reading with sr.
 func (s *Savepoint) decodeSection(sr *state.StreamReader, f *KeyedFile, sec Section, b []byte, fn func(state.Entry, error) bool) (bool, error) {
-	bad := func(err error) error {
-		return fmt.Errorf("savepoint: %s: key group %d: %w", s.fs.PathJoin(s.dir, f.Name), sec.KeyGroup, err)
-	}
-	sr.ResetBytes(b, sec.Offset)
-	kg, ok, err := sr.NextKeyGroup()
-	if err != nil {
-		return false, bad(err)
-	}
-	if !ok || kg != sec.KeyGroup {
-		return false, bad(fmt.Errorf("section holds key group %d: %w", kg, state.ErrCorrupt))
-	}
-	if err := s.checkGroupKind(sr, sec); err != nil {
-		return false, bad(err)
+	bad := func(err error) error { return s.sectionErr(f, sec, err) }
+	if err := s.openSection(sr, f, sec, b); err != nil {
+		return false, err
 	}
 	var n int64
 	var e state.Entry
@@ -376,10 +366,41 @@ func (s *Savepoint) decodeSection(sr *state.StreamReader, f *KeyedFile, sec Sect
 			return false, nil
 		}
 	}
-	if !sr.Done() || n != sec.Entries {
-		return false, bad(fmt.Errorf("offset %d: %d entries, _metadata says %d, or bytes after them: %w", sr.Offset(), n, sec.Entries, state.ErrCorrupt))
+	if err := s.closeSection(sr, f, sec, n); err != nil {
+		return false, err
 	}
 	return true, nil
+}
+
+// sectionErr names the file and key group of a section's error.
+func (s *Savepoint) sectionErr(f *KeyedFile, sec Section, err error) error {
+	return fmt.Errorf("savepoint: %s: key group %d: %w", s.fs.PathJoin(s.dir, f.Name), sec.KeyGroup, err)
+}
+
+// openSection points sr at the checked section b and reads its group
+// header: the key group _metadata names, in the savepoint's format.
+func (s *Savepoint) openSection(sr *state.StreamReader, f *KeyedFile, sec Section, b []byte) error {
+	sr.ResetBytes(b, sec.Offset)
+	kg, ok, err := sr.NextKeyGroup()
+	if err != nil {
+		return s.sectionErr(f, sec, err)
+	}
+	if !ok || kg != sec.KeyGroup {
+		return s.sectionErr(f, sec, fmt.Errorf("section holds key group %d: %w", kg, state.ErrCorrupt))
+	}
+	if err := s.checkGroupKind(sr, sec); err != nil {
+		return s.sectionErr(f, sec, err)
+	}
+	return nil
+}
+
+// closeSection checks that a section read to its end held the n entries
+// _metadata says and nothing after them.
+func (s *Savepoint) closeSection(sr *state.StreamReader, f *KeyedFile, sec Section, n int64) error {
+	if !sr.Done() || n != sec.Entries {
+		return s.sectionErr(f, sec, fmt.Errorf("offset %d: %d entries, _metadata says %d, or bytes after them: %w", sr.Offset(), n, sec.Entries, state.ErrCorrupt))
+	}
+	return nil
 }
 
 // checkGroupKind refuses a section whose group is not of the savepoint's
