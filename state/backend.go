@@ -76,6 +76,24 @@ type BatchRestorer interface {
 	RestoreBatches(metas []StateMeta, batches iter.Seq2[[]Entry, error]) error
 }
 
+// Singles hands entries over as batches of one, so that a backend's
+// Restore can be its RestoreBatches.
+func Singles(entries iter.Seq2[Entry, error]) iter.Seq2[[]Entry, error] {
+	return func(yield func([]Entry, error) bool) {
+		var one [1]Entry
+		for e, err := range entries {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			one[0] = e
+			if !yield(one[:], nil) {
+				return
+			}
+		}
+	}
+}
+
 // Table is one declared keyed state in a backend, accessed under the
 // backend's current key. Values are Go values of the StateDesc codecs'
 // types, boxed; namespaces and user keys are encoded bytes.

@@ -342,19 +342,7 @@ func (b *Backend) Entries(keyGroup int, stateName string) iter.Seq2[state.Entry,
 // Restore loads snapshotted entries. Entries of declared states are decoded
 // at once; the others are kept as bytes until they are declared.
 func (b *Backend) Restore(metas []state.StateMeta, entries iter.Seq2[state.Entry, error]) error {
-	if err := b.restoreMetas(metas); err != nil {
-		return err
-	}
-	for e, err := range entries {
-		if err != nil {
-			return fmt.Errorf("heapstate: restore: %w", err)
-		}
-		if err := b.restoreEntry(&e); err != nil {
-			return err
-		}
-	}
-	b.sortRestored()
-	return nil
+	return b.RestoreBatches(metas, state.Singles(entries))
 }
 
 // RestoreBatches is Restore from batches of entries

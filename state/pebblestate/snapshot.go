@@ -128,20 +128,7 @@ func (b *Backend) readEntries(snap *pebble.Snapshot, si *stateInfo, first, last 
 // stay in their stored encoding, which is the one pebble keeps, so entries
 // go straight under their state's id; Register checks the codecs later.
 func (b *Backend) Restore(metas []state.StateMeta, entries iter.Seq2[state.Entry, error]) error {
-	r, err := b.beginRestore(metas)
-	if err != nil {
-		return err
-	}
-	defer r.batch.Close()
-	for e, err := range entries {
-		if err != nil {
-			return fmt.Errorf("pebblestate: restore: %w", err)
-		}
-		if err := r.add(&e); err != nil {
-			return err
-		}
-	}
-	return r.end()
+	return b.RestoreBatches(metas, state.Singles(entries))
 }
 
 var _ state.BatchRestorer = (*Backend)(nil)
