@@ -92,28 +92,39 @@ func runBatchJob(t *testing.T, j *Job, step bool) (string, int64, *Failure) {
 		t.Fatal(err)
 	}
 	defer e.Close()
+	if f := driveToEnd(t, e, step); f != nil {
+		e.Flush()
+		return out.String(), e.Steps(), f
+	}
+	if err := e.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), e.Steps(), nil
+}
+
+// driveToEnd runs e with Next (StepInto, when step is set) until it
+// finishes or fails, and returns the failure; any other error fails t.
+func driveToEnd(t *testing.T, e *Executor, step bool) *Failure {
+	t.Helper()
 	for !e.Finished() {
+		var err error
 		if step {
 			_, err = e.StepInto()
 		} else {
 			err = e.Next()
 		}
 		if errors.Is(err, ErrFinished) {
-			break
+			return nil
 		}
 		if err != nil {
 			f, ok := err.(*Failure)
 			if !ok {
 				t.Fatalf("want *Failure, got %v", err)
 			}
-			e.Flush()
-			return out.String(), e.Steps(), f
+			return f
 		}
 	}
-	if err := e.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), e.Steps(), nil
+	return nil
 }
 
 // TestBatchMatchesSteps: running records with Next (drainBatch: one

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -151,24 +150,7 @@ func runChain(t *testing.T, j *Job, step, trace bool) chainRun {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	for !e.Finished() {
-		if step {
-			_, err = e.StepInto()
-		} else {
-			err = e.Next()
-		}
-		if errors.Is(err, ErrFinished) {
-			break
-		}
-		if err != nil {
-			f, ok := err.(*Failure)
-			if !ok {
-				t.Fatalf("want *Failure, got %v", err)
-			}
-			run.failure = f
-			break
-		}
-	}
+	run.failure = driveToEnd(t, e, step)
 	if err := e.Flush(); err != nil {
 		t.Fatal(err)
 	}
