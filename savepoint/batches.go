@@ -2,7 +2,6 @@ package savepoint
 
 import (
 	"iter"
-	"slices"
 
 	"streamdbg/state"
 )
@@ -19,33 +18,6 @@ import (
 // saved (BenchmarkSavepoint/entries on 2 cores: 33-44 ms of CPU and 37-50
 // ms of wall per 1M entries in parallel, 23-26 ms and 23-26 ms decoded by
 // the consumer, same load).
-
-// batchUnit is one section of one subtask's keyed file.
-type batchUnit struct {
-	file *KeyedFile
-	sec  Section
-}
-
-// batchUnits lists the sections of an operator in groups, in the order
-// KeyedEntriesFor yields them.
-func (s *Savepoint) batchUnits(operatorID string, groups state.KeyGroupRange) []batchUnit {
-	op, ok := s.byID[operatorID]
-	if !ok || groups.Len() == 0 {
-		return nil
-	}
-	var units []batchUnit
-	for _, sub := range op.meta.Subtasks {
-		if sub.Keyed == nil || sub.KeyGroups.End < groups.Start || sub.KeyGroups.Start > groups.End {
-			continue
-		}
-		lo, _ := slices.BinarySearchFunc(sub.Keyed.Sections, groups.Start, func(s Section, kg int) int { return s.KeyGroup - kg })
-		hi, _ := slices.BinarySearchFunc(sub.Keyed.Sections, groups.End+1, func(s Section, kg int) int { return s.KeyGroup - kg })
-		for _, sec := range sub.Keyed.Sections[lo:hi] {
-			units = append(units, batchUnit{file: sub.Keyed, sec: sec})
-		}
-	}
-	return units
-}
 
 // decodeBatches decodes one checked section into bt, calling emit with
 // every non-empty batch until emit returns false. The entries and errors
@@ -82,30 +54,15 @@ func (s *Savepoint) decodeBatches(sr *state.StreamReader, f *KeyedFile, sec Sect
 // during its iteration step.
 func (s *Savepoint) KeyedBatchesFor(operatorID string, groups state.KeyGroupRange) iter.Seq2[[]state.Entry, error] {
 	return func(yield func([]state.Entry, error) bool) {
-		units := s.batchUnits(operatorID, groups)
 		var sr state.StreamReader
 		bt := &state.Batch{}
-		for len(units) > 0 {
-			f := units[0].file
-			n := 1
-			for n < len(units) && units[n].file == f {
-				n++
-			}
-			secs := make([]Section, n)
-			for i := range secs {
-				secs[i] = units[i].sec
-			}
-			units = units[n:]
-			more, err := s.scanSections(f, secs, true, func(sec Section, b []byte) (bool, error) {
+		err := s.keyedSections(operatorID, groups, func(f *KeyedFile, secs []Section) (bool, error) {
+			return s.scanSections(f, secs, true, func(sec Section, b []byte) (bool, error) {
 				return s.decodeBatches(&sr, f, sec, b, bt, func(es []state.Entry) bool { return yield(es, nil) })
 			})
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			if !more {
-				return
-			}
+		})
+		if err != nil {
+			yield(nil, err)
 		}
 	}
 }

@@ -23,16 +23,19 @@ import (
 // cloned, then the error that ended them.
 func entriesByRead(sp *Savepoint, id string, groups state.KeyGroupRange) ([]state.Entry, error) {
 	var out []state.Entry
-	for _, u := range sp.batchUnits(id, groups) {
-		more, err := sp.scanKeyed(u.file, []Section{u.sec}, false, func(e state.Entry, _ error) bool {
-			out = append(out, cloneEntry(e))
-			return true
-		})
-		if err != nil || !more {
-			return out, err
+	err := sp.keyedSections(id, groups, func(f *KeyedFile, secs []Section) (bool, error) {
+		for _, sec := range secs {
+			more, err := sp.scanKeyed(f, []Section{sec}, false, func(e state.Entry, _ error) bool {
+				out = append(out, cloneEntry(e))
+				return true
+			})
+			if err != nil || !more {
+				return false, err
+			}
 		}
-	}
-	return out, nil
+		return true, nil
+	})
+	return out, err
 }
 
 // entriesByBatches is every entry of KeyedBatchesFor, cloned, then its

@@ -601,26 +601,34 @@ func (s *Savepoint) KeyGroupOf(meta state.StateMeta, key any) (int, bool) {
 // consumers of millions.
 func (s *Savepoint) KeyedEntriesFor(operatorID string, groups state.KeyGroupRange) iter.Seq2[state.Entry, error] {
 	return func(yield func(state.Entry, error) bool) {
-		op, ok := s.byID[operatorID]
-		if !ok || groups.Len() == 0 {
-			return
-		}
-		for _, sub := range op.meta.Subtasks {
-			if sub.Keyed == nil || sub.KeyGroups.End < groups.Start || sub.KeyGroups.Start > groups.End {
-				continue
-			}
-			lo, _ := slices.BinarySearchFunc(sub.Keyed.Sections, groups.Start, func(s Section, kg int) int { return s.KeyGroup - kg })
-			hi, _ := slices.BinarySearchFunc(sub.Keyed.Sections, groups.End+1, func(s Section, kg int) int { return s.KeyGroup - kg })
-			more, err := s.scanKeyed(sub.Keyed, sub.Keyed.Sections[lo:hi], true, yield)
-			if err != nil {
-				yield(state.Entry{}, err)
-				return
-			}
-			if !more {
-				return
-			}
+		err := s.keyedSections(operatorID, groups, func(f *KeyedFile, secs []Section) (bool, error) {
+			return s.scanKeyed(f, secs, true, yield)
+		})
+		if err != nil {
+			yield(state.Entry{}, err)
 		}
 	}
+}
+
+// keyedSections calls fn with each subtask's keyed file of an operator and
+// its sections in groups, in subtask order, until fn returns false or an
+// error, which it returns.
+func (s *Savepoint) keyedSections(operatorID string, groups state.KeyGroupRange, fn func(f *KeyedFile, secs []Section) (bool, error)) error {
+	op, ok := s.byID[operatorID]
+	if !ok || groups.Len() == 0 {
+		return nil
+	}
+	for _, sub := range op.meta.Subtasks {
+		if sub.Keyed == nil || sub.KeyGroups.End < groups.Start || sub.KeyGroups.Start > groups.End {
+			continue
+		}
+		lo, _ := slices.BinarySearchFunc(sub.Keyed.Sections, groups.Start, func(s Section, kg int) int { return s.KeyGroup - kg })
+		hi, _ := slices.BinarySearchFunc(sub.Keyed.Sections, groups.End+1, func(s Section, kg int) int { return s.KeyGroup - kg })
+		if more, err := fn(sub.Keyed, sub.Keyed.Sections[lo:hi]); err != nil || !more {
+			return err
+		}
+	}
+	return nil
 }
 
 // OperatorEntriesFor is the operator state of subtask index of an operator
