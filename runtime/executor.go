@@ -125,6 +125,11 @@ type subtask struct {
 	pts   procTimeService
 	stack []work
 	done  bool // a source subtask at the end of its input
+	// downstream: every output of the subtask's operators goes to
+	// subtasks after it in Executor.subtasks, so running one of its
+	// records queues nothing in a subtask the scheduler looks at first
+	// (drainHead).
+	downstream bool
 }
 
 // channel is one input channel of a subtask: one upstream subtask of one
@@ -177,6 +182,10 @@ type opInstance struct {
 	// process is the typed operator's own handling of a record
 	// (typedUserOp: userOp.process), called without the Operator call.
 	process func(ctx *OperatorContext, r Record) error
+	// drain is the typed operator's loop over records of its subtask's
+	// input queue (userOp.drain, drainHead), used at the head of a
+	// subtask.
+	drain func(e *Executor, st *subtask, el *inElem) error
 	// hashOut is the operator's one output when that is the main output,
 	// hash-partitioned to a task of one subtask: a typed emission queues
 	// its records there without emit (emitSlot).
@@ -377,7 +386,7 @@ func (e *Executor) build(restore *restoring) error {
 					}
 				}
 				if u, ok := inst.op.(*userOp); ok && u.typed != nil {
-					inst.process = u.process
+					inst.process, inst.drain = u.process, u.drain
 				}
 				inst.ctx = &OperatorContext{exec: e, st: st, inst: inst}
 				inst.slotOut = slotsOut(info.node)
@@ -416,6 +425,20 @@ func (e *Executor) build(restore *restoring) error {
 					if c, ok := st.ops[inst.outs[0].chained].op.(*userOp); ok {
 						inst.next = c.typed
 					}
+				}
+			}
+		}
+	}
+	order := make(map[*subtask]int, len(e.subtasks))
+	for i, st := range e.subtasks {
+		order[st] = i
+	}
+	for _, st := range e.subtasks {
+		st.downstream = true
+		for _, inst := range st.ops {
+			for _, rt := range inst.outs {
+				for _, t := range rt.targets {
+					st.downstream = st.downstream && order[t] > order[st]
 				}
 			}
 		}
@@ -1209,7 +1232,11 @@ func (e *Executor) drainBatch() (err error) {
 			inst = st.ops[0]
 			b.inst, b.w, b.el = inst, nil, el
 			e.steps++
-			err = inst.processRecord(el.rec, el.key, el.kg)
+			if inst.drain != nil {
+				err = inst.drain(e, st, el)
+			} else {
+				err = inst.processRecord(el.rec, el.key, el.kg)
+			}
 		} else {
 			if el != nil {
 				*w = el.work(st)
@@ -1246,6 +1273,50 @@ func (e *Executor) drainBatch() (err error) {
 		default:
 			e.flushChained(st)
 		}
+	}
+}
+
+// drainHead runs f, the typed operator at the head of st, on el, a record
+// pickRecord took from st's input queue, and then on the records queued
+// after it for as long as pickRecord would take them next, each as a step
+// of its own: the call emitted nothing to the chain and nothing failed,
+// st's stack is empty, no timers or idleness are pending, and the next
+// element is a record. The subtasks pickRecord looks at before st stay
+// empty: they were, and st's records only reach subtasks after it
+// (subtask.downstream). It returns the error of the last call; drainBatch
+// ends that step as it ends any other (the context's error, chained
+// emissions). A failure or panic names the step's record through
+// batchStep.el, as for a record drainBatch hands over itself.
+func drainHead[T any](e *Executor, st *subtask, el *inElem, f typedFn[T]) error {
+	inst := st.ops[0]
+	ctx := inst.ctx
+	q := &st.inbox
+	for {
+		ctx.rec = el.rec
+		if inst.keyed != nil {
+			inst.keyed.SetCurrentKey(el.key, int(el.kg))
+		}
+		var err error
+		if s, ok := el.rec.Value.(*slot[T]); ok {
+			err = f(ctx, s.v, s)
+		} else {
+			err = f(ctx, el.rec.Value.(T), el.rec.Value)
+		}
+		if err != nil || ctx.err != nil || e.failure != nil || len(e.chained) > 0 || len(st.stack) > 0 ||
+			!st.downstream || len(e.idlePending) > 0 || len(e.procPending) > 0 || q.len() == 0 {
+			return err
+		}
+		if el = q.peek(); el.kind != elRecord {
+			return nil
+		}
+		q.head++
+		ch := &st.channels[el.channel]
+		ch.records++
+		if el.rec.HasTimestamp {
+			ch.lastTS, ch.hasTS = el.rec.Timestamp, true
+		}
+		e.batch.el = el
+		e.steps++
 	}
 }
 
@@ -1453,9 +1524,10 @@ func trimStack(s string) string {
 
 // dispatchFrames start the frames of the executor handing an element to an
 // operator: the executor's methods, and the typed entry of the operators
-// of this package, which the executor calls either from an Operator call
-// (typedUserOp) or straight from the producer (runDirectTyped).
-var dispatchFrames = []string{"streamdbg/runtime.(*Executor).", "streamdbg/runtime.typedUserOp[", "streamdbg/runtime.runDirectTyped["}
+// of this package, which the executor calls from an Operator call
+// (typedUserOp), straight from the producer (runDirectTyped) or from the
+// loop over a subtask's input queue (drainHead).
+var dispatchFrames = []string{"streamdbg/runtime.(*Executor).", "streamdbg/runtime.typedUserOp[", "streamdbg/runtime.runDirectTyped[", "streamdbg/runtime.drainHead["}
 
 // Close closes every operator and releases the state backends.
 func (e *Executor) Close() error {

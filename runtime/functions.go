@@ -133,7 +133,10 @@ type userOp struct {
 	process func(ctx *OperatorContext, r Record) error
 	// typed is the typedFn of a typed operator (typedUserOp), which
 	// process calls too; nil for the others.
-	typed   any
+	typed any
+	// drain runs the typed operator at the head of its subtask on
+	// records of its input queue (drainHead); nil for the others.
+	drain   func(e *Executor, st *subtask, el *inElem) error
 	onTimer func(ctx *OperatorContext, ts int64, domain TimeDomain) error
 }
 
@@ -190,6 +193,8 @@ func (c *collector[U]) Collect(v U) { emitTyped(c.op, &c.arena, v) }
 func typedUserOp[T any](fn any, f typedFn[T]) *userOp {
 	return &userOp{fn: fn, typed: f, process: func(ctx *OperatorContext, r Record) error {
 		return f(ctx, readValue[T](r.Value), r.Value)
+	}, drain: func(e *Executor, st *subtask, el *inElem) error {
+		return drainHead(e, st, el, f)
 	}}
 }
 

@@ -37,7 +37,25 @@ type plainRec struct {
 // sink. The operator at index failOp of the chain fails on the first
 // record whose text contains failOn, by error or (panic) by panicking.
 func randomChain(seed uint64, failOp int, failOn string, panicking bool) *Job {
+	return randomChainSpread(seed, failOp, failOn, panicking, false)
+}
+
+// randomChainSpread is randomChain; spread gives the job watermarks
+// (bounded out-of-orderness, one after every line) and the count and
+// every operator after it a random parallelism of 1 to 3 half of the
+// time, so that typed operators head subtasks with several input
+// channels and records arrive with watermarks between them.
+func randomChainSpread(seed uint64, failOp int, failOn string, panicking, spread bool) *Job {
 	r := rand.New(rand.NewPCG(seed, 7))
+	// r2 draws the spread, so that r draws what randomChain always drew.
+	r2 := rand.New(rand.NewPCG(seed, 13))
+	opts := func(uid string) []Option {
+		o := []Option{UID(uid)}
+		if spread && r2.IntN(2) == 0 {
+			o = append(o, Parallelism(1+r2.IntN(3)))
+		}
+		return o
+	}
 	words := []string{"a", "ab", "abc", "bb", "c", "dd", "e", "x", "yy"}
 	lines := make([]string, 4+r.IntN(12))
 	for i := range lines {
@@ -50,15 +68,18 @@ func randomChain(seed uint64, failOp int, failOn string, panicking bool) *Job {
 	}
 	j := NewJob("random")
 	j.Parallelism = 1 + r.IntN(2)
-	src := FromSource(j, "Source: s", newSlice(lines...), WatermarkStrategy[string]{Timestamp: func(s string) (int64, error) { return int64(len(s)), nil }},
-		UID("s"), Parallelism(1))
+	wms := WatermarkStrategy[string]{Timestamp: func(s string) (int64, error) { return int64(len(s)), nil }}
+	if spread {
+		wms = BoundedOutOfOrderness(time.Millisecond, wms.Timestamp)
+	}
+	src := FromSource(j, "Source: s", newSlice(lines...), wms, UID("s"), Parallelism(1))
 	split := FlatMap(src, "split", func(l string, out Collector[string]) error {
 		for _, w := range strings.Fields(l) {
 			out.Collect(w)
 		}
 		return nil
 	}, UID("split"), Parallelism(1))
-	cur := any(RichMap(KeyBy(split, "self", func(s string) string { return s }), "count", &counter{}, UID("count")))
+	cur := any(RichMap(KeyBy(split, "self", func(s string) string { return s }), "count", &counter{}, opts("count")...))
 	steps := 1 + r.IntN(6)
 	fail := func(i int, text string) error {
 		if i != failOp || !strings.Contains(text, failOn) {
@@ -71,62 +92,63 @@ func randomChain(seed uint64, failOp int, failOn string, panicking bool) *Job {
 		return fmt.Errorf("op%d refuses %q", i, text)
 	}
 	for i := 0; i < steps; i++ {
-		name, uid := fmt.Sprintf("op%d", i), UID(fmt.Sprintf("op%d", i))
+		name := fmt.Sprintf("op%d", i)
+		uid := opts(name)
 		switch s := cur.(type) {
 		case *Stream[string]:
 			switch r.IntN(5) {
 			case 0:
-				cur = Map(s, name, func(v string) (string, error) { return v + "!", fail(i, v) }, uid)
+				cur = Map(s, name, func(v string) (string, error) { return v + "!", fail(i, v) }, uid...)
 			case 1:
-				cur = Filter(s, name, func(v string) (bool, error) { return len(v)%3 != 0, fail(i, v) }, uid)
+				cur = Filter(s, name, func(v string) (bool, error) { return len(v)%3 != 0, fail(i, v) }, uid...)
 			case 2:
 				cur = FlatMap(s, name, func(v string, out Collector[string]) error {
 					out.Collect(v)
 					out.Collect(v + "'")
 					return fail(i, v)
-				}, uid)
+				}, uid...)
 			case 3:
-				cur = Map(s, name, func(v string) (pairRec, error) { return pairRec{S: v, N: int64(len(v))}, fail(i, v) }, uid)
+				cur = Map(s, name, func(v string) (pairRec, error) { return pairRec{S: v, N: int64(len(v))}, fail(i, v) }, uid...)
 			default:
 				cur = Process(s, name, func(ctx *ProcessContext[string], v string) error {
 					ts, _ := ctx.Timestamp()
 					ctx.CollectAt(v+"@"+strconv.FormatInt(ts, 10), ts+1)
 					return fail(i, v)
-				}, uid)
+				}, uid...)
 			}
 		case *Stream[pairRec]:
 			switch r.IntN(3) {
 			case 0:
-				cur = Map(s, name, func(v pairRec) (plainRec, error) { return plainRec{S: v.S, L: int(v.N)}, fail(i, v.S) }, uid)
+				cur = Map(s, name, func(v pairRec) (plainRec, error) { return plainRec{S: v.S, L: int(v.N)}, fail(i, v.S) }, uid...)
 			case 1:
-				cur = Filter(s, name, func(v pairRec) (bool, error) { return v.N%2 == 0, fail(i, v.S) }, uid)
+				cur = Filter(s, name, func(v pairRec) (bool, error) { return v.N%2 == 0, fail(i, v.S) }, uid...)
 			default:
-				cur = Map(s, name, func(v pairRec) (int64, error) { return v.N * 10, fail(i, v.S) }, uid)
+				cur = Map(s, name, func(v pairRec) (int64, error) { return v.N * 10, fail(i, v.S) }, uid...)
 			}
 		case *Stream[plainRec]:
-			cur = Map(s, name, func(v plainRec) (string, error) { return v.S + "#" + strconv.Itoa(v.L), fail(i, v.S) }, uid)
+			cur = Map(s, name, func(v plainRec) (string, error) { return v.S + "#" + strconv.Itoa(v.L), fail(i, v.S) }, uid...)
 		case *Stream[int64]:
-			cur = Map(s, name, func(v int64) (string, error) { return strconv.FormatInt(v, 10), fail(i, strconv.FormatInt(v, 10)) }, uid)
+			cur = Map(s, name, func(v int64) (string, error) { return strconv.FormatInt(v, 10), fail(i, strconv.FormatInt(v, 10)) }, uid...)
 		}
 	}
 	jsonSink := r.IntN(2) == 0
 	switch s := cur.(type) {
 	case *Stream[string]:
 		if jsonSink {
-			JSONSink(s, "out", UID("out"))
+			JSONSink(s, "out", opts("out")...)
 		} else {
-			Sink(s, "out", func(v string) error { return fail(steps, v) }, UID("out"))
+			Sink(s, "out", func(v string) error { return fail(steps, v) }, opts("out")...)
 		}
 	case *Stream[pairRec]:
 		if jsonSink {
-			JSONSink(s, "out", UID("out"))
+			JSONSink(s, "out", opts("out")...)
 		} else {
-			Sink(s, "out", func(v pairRec) error { return fail(steps, v.S) }, UID("out"))
+			Sink(s, "out", func(v pairRec) error { return fail(steps, v.S) }, opts("out")...)
 		}
 	case *Stream[plainRec]:
-		JSONSink(s, "out", UID("out"))
+		JSONSink(s, "out", opts("out")...)
 	case *Stream[int64]:
-		JSONSink(s, "out", UID("out"))
+		JSONSink(s, "out", opts("out")...)
 	}
 	return j
 }
@@ -191,6 +213,56 @@ func TestTypedDirectMatchesSteps(t *testing.T) {
 	if direct < 100 || hashed < 50 || failed < 50 {
 		t.Fatalf("only %d typed direct consumers, %d typed hash emissions and %d chains with a failure", direct, hashed, failed)
 	}
+}
+
+// TestDrainHeadMatchesSteps: random chains whose typed operators head
+// subtasks of their own (a random parallelism per operator: rebalanced
+// and hash-partitioned inputs of one to three channels), with a watermark
+// after every line, run with Next (a typed head runs the records of its
+// input queue in one loop: drainHead) and element by element with
+// StepInto, with and without a trace, give the same outputs, captured
+// sink records, steps and failures.
+func TestDrainHeadMatchesSteps(t *testing.T) {
+	heads, multi, failed := 0, 0, 0
+	for seed := uint64(0); seed < 300; seed++ {
+		failOp, failOn, panicking := -1, "", false
+		if seed%3 != 0 {
+			failOp, failOn, panicking = int(seed%7), []string{"a", "bb", "x", "!", "dd"}[seed%5], seed%2 == 0
+		}
+		job := func() *Job { return randomChainSpread(seed, failOp, failOn, panicking, true) }
+		batch := runChain(t, job(), false, false)
+		for _, trace := range []bool{false, true} {
+			compareChainRuns(t, fmt.Sprintf("seed %d trace %v", seed, trace), batch, runChain(t, job(), true, trace), panicking)
+		}
+		if batch.failure != nil {
+			failed++
+		}
+		h, m := countHeads(t, job())
+		heads += h
+		multi += m
+	}
+	if heads < 300 || multi < 100 || failed < 50 {
+		t.Fatalf("only %d typed heads (%d with several input channels) and %d chains with a failure", heads, multi, failed)
+	}
+}
+
+// countHeads is the number of subtasks of j headed by a typed operator
+// (drainHead), and of those with several input channels.
+func countHeads(t *testing.T, j *Job) (heads, multi int) {
+	e, err := NewExecutor(j, Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for _, st := range e.subtasks {
+		if st.ops[0].drain != nil && st.downstream {
+			heads++
+			if len(st.channels) > 1 {
+				multi++
+			}
+		}
+	}
+	return heads, multi
 }
 
 func compareChainRuns(t *testing.T, what string, batch, stepped chainRun, panicking bool) {
