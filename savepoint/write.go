@@ -63,6 +63,11 @@ type SubtaskSnapshot struct {
 	// subtasks of an operator are written in parallel: the Keyed of two
 	// subtasks may run at the same time (never two calls of one).
 	Keyed func(kg int) iter.Seq2[state.Entry, error]
+	// KeyedBatches, when not nil, is read instead of Keyed: the same
+	// entries in the same order, in batches (the runtime passes
+	// backend.EntryBatches(kg, "") when the backend has it), each valid
+	// until the next step. The file's bytes are the same.
+	KeyedBatches func(kg int) iter.Seq2[[]state.Entry, error]
 	// Operator is the subtask's operator state (OperatorStore.Entries()).
 	Operator []state.OperatorEntry
 }
@@ -393,7 +398,7 @@ func writeKeyedFiles(fs vfs.FS, tmp string, op *OperatorSnapshot, stats *stateSt
 	sem := make(chan struct{}, goruntime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	for i, sub := range op.Subtasks {
-		if sub.Keyed == nil {
+		if sub.Keyed == nil && sub.KeyedBatches == nil {
 			continue
 		}
 		subStats[i] = stats.empty()
@@ -451,62 +456,115 @@ func writeKeyedTo(f vfs.File, sub SubtaskSnapshot, stats *stateStats, version in
 		sw = state.NewStreamWriter(f)
 	}
 	kf := &KeyedFile{Sections: []Section{}}
-	// m is the state of the entries since (n0, b0) of sw.Written: its
-	// counts are added where the state changes, not per entry.
-	var m *state.StateMeta
-	var n0, b0 int64
-	count := func() {
-		if m != nil {
-			n, b := sw.Written()
-			m.Entries += n - n0
-			m.Bytes += b - b0
-			m = nil
-		}
-	}
+	g := groupWriter{sw: sw, stats: stats}
 	for kg := sub.KeyGroups.Start; kg <= sub.KeyGroups.End; kg++ {
-		begun := false
-		cur := ""
-		for e, err := range sub.Keyed(kg) {
-			if err != nil {
-				return nil, fmt.Errorf("key group %d: %w", kg, err)
-			}
-			if !begun {
-				if err := sw.BeginKeyGroup(kg); err != nil {
+		g.kg, g.begun = kg, false
+		if sub.KeyedBatches != nil {
+			for es, err := range sub.KeyedBatches(kg) {
+				if err != nil {
+					return nil, fmt.Errorf("key group %d: %w", kg, err)
+				}
+				if err := g.writeBatch(es); err != nil {
 					return nil, err
 				}
-				begun = true
 			}
-			if m == nil || e.State != cur {
-				count()
-				if m, err = stats.meta(e.State, state.ScopeKeyed); err != nil {
+		} else {
+			for e, err := range sub.Keyed(kg) {
+				if err != nil {
+					return nil, fmt.Errorf("key group %d: %w", kg, err)
+				}
+				if err := g.write(&e); err != nil {
 					return nil, err
 				}
-				cur = e.State
-				n0, b0 = sw.Written()
-			}
-			if err := sw.WriteEntry(&e); err != nil {
-				return nil, err
 			}
 		}
-		if !begun {
+		if !g.begun {
 			continue
 		}
-		count()
-		g, err := sw.EndKeyGroup()
+		g.count()
+		gi, err := sw.EndKeyGroup()
 		if err != nil {
 			return nil, err
 		}
-		if g.Size > maxSection {
-			return nil, fmt.Errorf("key group %d is %d bytes, more than the %d MiB a savepoint section may hold: raise --max-parallelism to spread the state over more key groups", kg, g.Size, maxSection>>20)
+		if gi.Size > maxSection {
+			return nil, fmt.Errorf("key group %d is %d bytes, more than the %d MiB a savepoint section may hold: raise --max-parallelism to spread the state over more key groups", kg, gi.Size, maxSection>>20)
 		}
-		kf.Sections = append(kf.Sections, Section{KeyGroup: kg, Offset: g.Offset, Size: g.Size, CRC32C: g.CRC32C, Entries: g.Entries,
-			IndexSize: g.IndexSize, IndexCRC32C: g.IndexCRC32C})
+		kf.Sections = append(kf.Sections, Section{KeyGroup: kg, Offset: gi.Offset, Size: gi.Size, CRC32C: gi.CRC32C, Entries: gi.Entries,
+			IndexSize: gi.IndexSize, IndexCRC32C: gi.IndexCRC32C})
 	}
 	if err := sw.Flush(); err != nil {
 		return nil, err
 	}
 	kf.Size = sw.Offset()
 	return kf, nil
+}
+
+// groupWriter writes the entries of one key group at a time (kg, begun
+// when its group is open) and counts them per state.
+type groupWriter struct {
+	sw    *state.StreamWriter
+	stats *stateStats
+	kg    int
+	begun bool
+	// m is the state of the entries since (n0, b0) of sw.Written: its
+	// counts are added where the state changes, not per entry.
+	m      *state.StateMeta
+	cur    string
+	n0, b0 int64
+}
+
+// count adds the entries since the state began to its counts.
+func (g *groupWriter) count() {
+	if g.m != nil {
+		n, b := g.sw.Written()
+		g.m.Entries += n - g.n0
+		g.m.Bytes += b - g.b0
+		g.m = nil
+	}
+}
+
+// begin opens the group (at its first entry) and starts counting e's
+// state when it is not the current one.
+func (g *groupWriter) begin(e *state.Entry) error {
+	if !g.begun {
+		if err := g.sw.BeginKeyGroup(g.kg); err != nil {
+			return err
+		}
+		g.begun = true
+	}
+	if g.m == nil || e.State != g.cur {
+		g.count()
+		m, err := g.stats.meta(e.State, state.ScopeKeyed)
+		if err != nil {
+			return err
+		}
+		g.m, g.cur = m, e.State
+		g.n0, g.b0 = g.sw.Written()
+	}
+	return nil
+}
+
+func (g *groupWriter) write(e *state.Entry) error {
+	if err := g.begin(e); err != nil {
+		return err
+	}
+	return g.sw.WriteEntry(e)
+}
+
+// writeBatch writes es one run of a state at a time (WriteRun): the same
+// bytes and counts as write of each entry.
+func (g *groupWriter) writeBatch(es []state.Entry) error {
+	for len(es) > 0 {
+		if err := g.begin(&es[0]); err != nil {
+			return err
+		}
+		n, err := g.sw.WriteRun(es)
+		if err != nil {
+			return err
+		}
+		es = es[n:]
+	}
+	return nil
 }
 
 func writeOperator(fs vfs.FS, path string, entries []state.OperatorEntry, stats *stateStats) (*OperatorFile, error) {
