@@ -28,6 +28,10 @@ func (e *Executor) SavepointSnapshot(checkpointID int64) (*savepoint.Snapshot, e
 			if inst.keyed != nil {
 				kb := inst.keyed
 				sub.Keyed = func(kg int) iter.Seq2[state.Entry, error] { return kb.Entries(kg, "") }
+				if eb, ok := kb.(state.EntryBatcher); ok {
+					// The same entries, a batch per iterator step.
+					sub.KeyedBatches = func(kg int) iter.Seq2[[]state.Entry, error] { return eb.EntryBatches(kg, "") }
+				}
 			}
 			if info.IsSource {
 				snap.Sources = append(snap.Sources, sourcePositions(info, sub.Operator)...)

@@ -266,3 +266,83 @@ func TestWriteRunCommonShape(t *testing.T) {
 		}
 	}
 }
+
+// TestBatcher: batches of at most BatchEntries entries and, past that,
+// of at most batchArena bytes plus one entry; Arena does not grow with
+// what was handed over; copies stay intact while later entries are added;
+// Fail hands over the entries before the error; a consumer that stops
+// gets nothing more.
+func TestBatcher(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	var want []Entry
+	for i := range 20_000 {
+		v := Int64.Append(nil, int64(i))
+		if rng.IntN(100) == 0 {
+			v = bytes.Repeat([]byte{byte(i)}, rng.IntN(100_000))
+		}
+		e := Entry{State: "s", KeyGroup: 1, Key: fmt.Appendf(nil, "k%06d", i), Value: v}
+		if i%3 == 0 {
+			e.Namespace = []byte{}
+		}
+		want = append(want, e)
+	}
+	maxCap := 0
+	var got []Entry
+	batches := 0
+	stopAt := -1
+	yield := func(es []Entry, err error) bool {
+		if err != nil {
+			got = append(got, Entry{State: "error " + err.Error()})
+			return false
+		}
+		if stopAt >= 0 && batches >= stopAt {
+			t.Fatalf("batch %d after the consumer stopped", batches)
+		}
+		batches++
+		size, largest := 0, 0
+		for _, e := range es {
+			size += e.Size()
+			largest = max(largest, e.Size())
+			got = append(got, Entry{State: e.State, KeyGroup: e.KeyGroup, Key: bytes.Clone(e.Key), Namespace: bytes.Clone(e.Namespace), Value: bytes.Clone(e.Value)})
+		}
+		if len(es) == 0 || len(es) > BatchEntries || size-largest > batchArena {
+			t.Fatalf("batch of %d entries, %d bytes", len(es), size)
+		}
+		return stopAt < 0 || batches < stopAt
+	}
+	b := NewBatcher(yield)
+	for _, e := range want {
+		if !b.AddCopy(e) {
+			t.Fatal("AddCopy stopped")
+		}
+		maxCap = max(maxCap, cap(b.Arena))
+	}
+	b.Fail(errSink)
+	b.Release()
+	if len(got) != len(want)+1 || got[len(want)].State != "error "+errSink.Error() {
+		t.Fatalf("%d entries and an error, want %d", len(got)-1, len(want))
+	}
+	for i, e := range want {
+		if !sameEntry(got[i], e) {
+			t.Fatalf("entry %d: %+v, want %+v", i, got[i], e)
+		}
+	}
+	if maxCap > 4*batchArena {
+		t.Errorf("Arena grew to %d bytes", maxCap)
+	}
+	// A consumer that stops after three batches.
+	got, batches, stopAt = nil, 0, 3
+	b = NewBatcher(yield)
+	added := 0
+	for _, e := range want {
+		if !b.Add(e) {
+			break
+		}
+		added++
+	}
+	b.Fail(errSink)
+	b.Release()
+	if batches != 3 || len(got) != 3*BatchEntries || added != 3*BatchEntries-1 {
+		t.Fatalf("%d batches, %d entries, %d added, after stopping at the third", batches, len(got), added)
+	}
+}

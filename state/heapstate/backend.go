@@ -264,7 +264,11 @@ func (b *Backend) stateNames() []string {
 // entrySource produces the entries of one state in one key group.
 type entrySource interface {
 	describe() state.StateMeta
-	entries(kg int, yield func(state.Entry) bool) bool
+	// entries yields the entries of key group kg in Entry order. With
+	// arena nil their bytes are valid until the next step; otherwise the
+	// bytes a source makes (encoded values, keys) are appended to *arena
+	// and stay valid until the caller empties it (EntryBatches).
+	entries(kg int, arena *[]byte, yield func(state.Entry) bool) bool
 }
 
 func (b *Backend) source(name string) entrySource {
@@ -303,7 +307,7 @@ func (b *Backend) States() []state.StateMeta {
 		src := b.source(name)
 		m := src.describe()
 		for kg := b.groups.Start; kg <= b.groups.End; kg++ {
-			src.entries(kg, func(e state.Entry) bool {
+			src.entries(kg, nil, func(e state.Entry) bool {
 				m.Entries++
 				m.Bytes += int64(e.Size())
 				return true
@@ -332,10 +336,41 @@ func (b *Backend) Entries(keyGroup int, stateName string) iter.Seq2[state.Entry,
 				yield(state.Entry{}, fmt.Errorf("heapstate: entries of %q: %w", name, state.ErrNotRegistered))
 				return
 			}
-			if !src.entries(keyGroup, func(e state.Entry) bool { return yield(e, nil) }) {
+			if !src.entries(keyGroup, nil, func(e state.Entry) bool { return yield(e, nil) }) {
 				return
 			}
 		}
+	}
+}
+
+var _ state.EntryBatcher = (*Backend)(nil)
+
+// EntryBatches is Entries in batches (state.EntryBatcher): the same
+// entries, order and errors; the values are encoded into the batch's
+// arena instead of one scratch buffer.
+func (b *Backend) EntryBatches(keyGroup int, stateName string) iter.Seq2[[]state.Entry, error] {
+	return func(yield func([]state.Entry, error) bool) {
+		bt := state.NewBatcher(yield)
+		defer bt.Release()
+		if !b.groups.Contains(keyGroup) {
+			bt.Fail(fmt.Errorf("heapstate: entries: key group %d outside %s", keyGroup, b.groups))
+			return
+		}
+		names := []string{stateName}
+		if stateName == "" {
+			names = b.stateNames()
+		}
+		for _, name := range names {
+			src := b.source(name)
+			if src == nil {
+				bt.Fail(fmt.Errorf("heapstate: entries of %q: %w", name, state.ErrNotRegistered))
+				return
+			}
+			if !src.entries(keyGroup, &bt.Arena, bt.Add) {
+				return
+			}
+		}
+		bt.Flush()
 	}
 }
 
@@ -452,7 +487,7 @@ func cloneEntry(e state.Entry) state.Entry {
 
 func (r *restoredState) describe() state.StateMeta { return r.meta }
 
-func (r *restoredState) entries(kg int, yield func(state.Entry) bool) bool {
+func (r *restoredState) entries(kg int, _ *[]byte, yield func(state.Entry) bool) bool {
 	for _, e := range r.byKG[kg] {
 		if !yield(e) {
 			return false

@@ -760,13 +760,20 @@ func (t *table) load(e state.Entry) error {
 
 // entries yields the table's entries of key group kg in Entry order. The
 // yielded slices share one buffer, valid until the next step.
-func (t *table) entries(kg int, yield func(state.Entry) bool) bool {
+func (t *table) entries(kg int, arena *[]byte, yield func(state.Entry) bool) bool {
 	i := kg - t.b.groups.Start
 	e := state.Entry{State: t.name(), KeyGroup: kg}
 	emit := func(key, ns string, uk []byte, v any, c *cell) bool {
-		buf := append(t.scratch[:0], key...)
+		// The entry's bytes from at on: in the scratch buffer, or after
+		// the arena's.
+		buf := t.scratch[:0]
+		if arena != nil {
+			buf = *arena
+		}
+		at := len(buf)
+		buf = append(buf, key...)
 		buf = append(buf, ns...)
-		kl, nl := len(key), len(key)+len(ns)
+		kl, nl := at+len(key), at+len(key)+len(ns)
 		buf = append(buf, uk...)
 		ul := len(buf)
 		if c != nil && t.i64 {
@@ -774,8 +781,12 @@ func (t *table) entries(kg int, yield func(state.Entry) bool) bool {
 		} else {
 			buf = t.desc.Value.AppendAny(buf, v)
 		}
-		t.scratch = buf
-		e.Key, e.Namespace, e.UserKey, e.Value = buf[:kl:kl], buf[kl:nl:nl], nil, buf[ul:len(buf):len(buf)]
+		if arena != nil {
+			*arena = buf
+		} else {
+			t.scratch = buf
+		}
+		e.Key, e.Namespace, e.UserKey, e.Value = buf[at:kl:kl], buf[kl:nl:nl], nil, buf[ul:len(buf):len(buf)]
 		if uk != nil {
 			e.UserKey = buf[nl:ul:ul]
 		}

@@ -194,7 +194,7 @@ func (q *timerQueue) load(e state.Entry) error {
 
 // entries yields the timers of key group kg in Entry order: key, namespace,
 // timestamp.
-func (q *timerQueue) entries(kg int, yield func(state.Entry) bool) bool {
+func (q *timerQueue) entries(kg int, arena *[]byte, yield func(state.Entry) bool) bool {
 	m := q.byKG[kg-q.b.groups.Start]
 	items := make([]*timerItem, 0, len(m))
 	for _, it := range m {
@@ -211,7 +211,13 @@ func (q *timerQueue) entries(kg int, yield func(state.Entry) bool) bool {
 	})
 	var ts []byte
 	for _, it := range items {
-		ts = state.Int64.Append(ts[:0], it.t.Timestamp)
+		if arena != nil {
+			at := len(*arena)
+			*arena = state.Int64.Append(*arena, it.t.Timestamp)
+			ts = (*arena)[at:len(*arena):len(*arena)]
+		} else {
+			ts = state.Int64.Append(ts[:0], it.t.Timestamp)
+		}
 		e := state.Entry{State: q.meta.StateName, KeyGroup: kg, Key: it.t.Key, Namespace: it.t.Namespace, UserKey: ts}
 		if !yield(e) {
 			return false

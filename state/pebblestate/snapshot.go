@@ -19,25 +19,11 @@ const restoreBatchSize = 4 << 20
 // order (see keys.go), so nothing is buffered or sorted.
 func (b *Backend) Entries(keyGroup int, stateName string) iter.Seq2[state.Entry, error] {
 	return func(yield func(state.Entry, error) bool) {
-		if b.closed {
-			yield(state.Entry{}, errClosed)
+		states, err := b.entryStates(keyGroup, stateName)
+		if err != nil {
+			yield(state.Entry{}, err)
 			return
 		}
-		if !b.groups.Contains(keyGroup) {
-			yield(state.Entry{}, fmt.Errorf("pebblestate: entries: key group %d outside %s", keyGroup, b.groups))
-			return
-		}
-		states := b.sorted
-		if stateName != "" {
-			si := b.byName[stateName]
-			if si == nil {
-				yield(state.Entry{}, fmt.Errorf("pebblestate: entries of %q: %w", stateName, state.ErrNotRegistered))
-				return
-			}
-			states = []*stateInfo{si}
-		}
-		// Copy: the consumer may register states, which reorders b.sorted.
-		states = append([]*stateInfo(nil), states...)
 		for _, si := range states {
 			for e, err := range b.stateEntries(si, keyGroup, keyGroup) {
 				if !yield(e, err) || err != nil {
@@ -46,6 +32,56 @@ func (b *Backend) Entries(keyGroup int, stateName string) iter.Seq2[state.Entry,
 			}
 		}
 	}
+}
+
+var _ state.EntryBatcher = (*Backend)(nil)
+
+// EntryBatches is Entries in batches (state.EntryBatcher): the same
+// entries, order and errors. Each entry's bytes are copied into the
+// batch's arena, as pebble's iterator keeps them only until its next step.
+func (b *Backend) EntryBatches(keyGroup int, stateName string) iter.Seq2[[]state.Entry, error] {
+	return func(yield func([]state.Entry, error) bool) {
+		bt := state.NewBatcher(yield)
+		defer bt.Release()
+		states, err := b.entryStates(keyGroup, stateName)
+		if err != nil {
+			bt.Fail(err)
+			return
+		}
+		for _, si := range states {
+			for e, err := range b.stateEntries(si, keyGroup, keyGroup) {
+				if err != nil {
+					bt.Fail(err)
+					return
+				}
+				if !bt.AddCopy(e) {
+					return
+				}
+			}
+		}
+		bt.Flush()
+	}
+}
+
+// entryStates are the states Entries(keyGroup, stateName) visits, in
+// order, or the error it yields before any entry.
+func (b *Backend) entryStates(keyGroup int, stateName string) ([]*stateInfo, error) {
+	if b.closed {
+		return nil, errClosed
+	}
+	if !b.groups.Contains(keyGroup) {
+		return nil, fmt.Errorf("pebblestate: entries: key group %d outside %s", keyGroup, b.groups)
+	}
+	states := b.sorted
+	if stateName != "" {
+		si := b.byName[stateName]
+		if si == nil {
+			return nil, fmt.Errorf("pebblestate: entries of %q: %w", stateName, state.ErrNotRegistered)
+		}
+		states = []*stateInfo{si}
+	}
+	// Copy: the consumer may register states, which reorders b.sorted.
+	return append([]*stateInfo(nil), states...), nil
 }
 
 // stateEntries yields one state's entries in key groups first to last, one

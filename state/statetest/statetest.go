@@ -603,6 +603,7 @@ func (h *harness) readErr(t *testing.T, kg int, name string) ([]state.Entry, err
 	var es []state.Entry
 	for e, err := range h.b.Entries(kg, name) {
 		if err != nil {
+			h.checkBatches(t, kg, name, es, err)
 			return es, err
 		}
 		if e.KeyGroup != kg || (name != "" && e.State != name) {
@@ -618,7 +619,50 @@ func (h *harness) readErr(t *testing.T, kg int, name string) ([]state.Entry, err
 		}
 		es = append(es, c)
 	}
+	h.checkBatches(t, kg, name, es, nil)
 	return es, nil
+}
+
+// checkBatches checks that a backend's EntryBatches(kg, name) yields the
+// entries es and error err that Entries yielded (nil slices included),
+// each batch copied at its own step, in batches of 1 to BatchEntries;
+// and that a consumer may stop after the first batch.
+func (h *harness) checkBatches(t *testing.T, kg int, name string, es []state.Entry, err error) {
+	eb, ok := h.b.(state.EntryBatcher)
+	if !ok {
+		return
+	}
+	var got []state.Entry
+	var gotErr error
+	for batch, err := range eb.EntryBatches(kg, name) {
+		if err != nil {
+			gotErr = err
+			break
+		}
+		if len(batch) == 0 || len(batch) > state.BatchEntries {
+			t.Fatalf("EntryBatches(%d, %q): a batch of %d entries", kg, name, len(batch))
+		}
+		for _, e := range batch {
+			got = append(got, state.Entry{State: e.State, KeyGroup: e.KeyGroup, Key: bytes.Clone(e.Key), Namespace: bytes.Clone(e.Namespace),
+				UserKey: bytes.Clone(e.UserKey), Value: bytes.Clone(e.Value)})
+		}
+	}
+	if fmt.Sprint(gotErr) != fmt.Sprint(err) {
+		t.Fatalf("EntryBatches(%d, %q): error %v, Entries' %v", kg, name, gotErr, err)
+	}
+	nils := func(a, b []byte) bool { return (a == nil) == (b == nil) && bytes.Equal(a, b) }
+	if len(got) != len(es) {
+		t.Fatalf("EntryBatches(%d, %q): %d entries, Entries yields %d", kg, name, len(got), len(es))
+	}
+	for i, e := range es {
+		g := got[i]
+		if g.State != e.State || g.KeyGroup != e.KeyGroup || !nils(g.Key, e.Key) || !nils(g.Namespace, e.Namespace) || !nils(g.UserKey, e.UserKey) || !nils(g.Value, e.Value) {
+			t.Fatalf("EntryBatches(%d, %q): entry %d is\n  %s\nEntries yields\n  %s", kg, name, i, rawEntry(g), rawEntry(e))
+		}
+	}
+	for range eb.EntryBatches(kg, name) {
+		break
+	}
 }
 
 func (h *harness) entries(t *testing.T, td *datadriven.TestData) string {
