@@ -13,10 +13,10 @@ import (
 	"streamdbg/savepoint"
 )
 
-// TestSavepointFromBatchesByteIdentical: the example jobs' savepoints,
-// heap and pebble, written from the backends' batches (what
-// SavepointSnapshot hands over) and from the same backends' entries one at
-// a time, are the same bytes, _metadata included.
+// TestSavepointFromBatchesByteIdentical: the example jobs' savepoints
+// written from the heap backend's batches (what SavepointSnapshot hands
+// over) and from the same backend's entries one at a time are the same
+// bytes, _metadata included; pebble's are written from its entries.
 func TestSavepointFromBatchesByteIdentical(t *testing.T) {
 	batched := 0
 	for _, name := range []string{"wordcount", "orders", "sessions", "payments", "order-windows", "enrich"} {
@@ -48,7 +48,11 @@ func TestSavepointFromBatchesByteIdentical(t *testing.T) {
 					if sub.KeyedBatches != nil {
 						batched++
 					}
-					if (sub.Keyed != nil) != (sub.KeyedBatches != nil) {
+					// Heap hands batches over; pebble does not
+					// (BenchmarkSavepointFromBackend: copying each
+					// entry out of pebble's iterator costs what the
+					// batches save).
+					if want := sub.Keyed != nil && backend == "heap"; (sub.KeyedBatches != nil) != want {
 						t.Fatalf("%s %s: operator %s subtask %d: Keyed set %v, KeyedBatches set %v", name, backend, snap.Operators[i].Name, j, sub.Keyed != nil, sub.KeyedBatches != nil)
 					}
 					sub.KeyedBatches = nil
@@ -69,7 +73,7 @@ func TestSavepointFromBatchesByteIdentical(t *testing.T) {
 			}
 		}
 	}
-	if batched < 12 {
+	if batched < 6 {
 		t.Fatalf("only %d subtasks handed batches over", batched)
 	}
 }

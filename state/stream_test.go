@@ -305,7 +305,9 @@ func FuzzStreamReader(f *testing.F) {
 }
 
 // BenchmarkStream encodes and decodes 100k entries of one key group (two
-// states, 15-byte keys, 8- and ~40-byte values) to and from memory.
+// states, 16-byte keys, 8- and ~40-byte values) to and from memory:
+// encode one entry at a time (WriteEntry), encode-runs in batches
+// (WriteRun), decode one at a time (Read).
 func BenchmarkStream(b *testing.B) {
 	var es []Entry
 	arena := make([]byte, 0, 8<<20)
@@ -335,11 +337,36 @@ func BenchmarkStream(b *testing.B) {
 		_, _ = w.EndKeyGroup()
 		_ = w.Close()
 	}
+	// encodeRuns writes the same entries in batches of BatchEntries
+	// through WriteRun, as a savepoint from a backend's EntryBatches.
+	encodeRuns := func() {
+		buf.Reset()
+		w := NewStreamWriter(&buf)
+		_ = w.BeginKeyGroup(0)
+		for i := 0; i < len(es); i += BatchEntries {
+			batch := es[i:min(i+BatchEntries, len(es))]
+			for len(batch) > 0 {
+				n, err := w.WriteRun(batch)
+				if err != nil {
+					b.Fatal(err)
+				}
+				batch = batch[n:]
+			}
+		}
+		_, _ = w.EndKeyGroup()
+		_ = w.Close()
+	}
 	encode()
 	b.Run("encode", func(b *testing.B) {
 		b.SetBytes(int64(buf.Len()))
 		for range b.N {
 			encode()
+		}
+	})
+	b.Run("encode-runs", func(b *testing.B) {
+		b.SetBytes(int64(buf.Len()))
+		for range b.N {
+			encodeRuns()
 		}
 	})
 	b.Run("decode", func(b *testing.B) {

@@ -34,35 +34,6 @@ func (b *Backend) Entries(keyGroup int, stateName string) iter.Seq2[state.Entry,
 	}
 }
 
-var _ state.EntryBatcher = (*Backend)(nil)
-
-// EntryBatches is Entries in batches (state.EntryBatcher): the same
-// entries, order and errors. Each entry's bytes are copied into the
-// batch's arena, as pebble's iterator keeps them only until its next step.
-func (b *Backend) EntryBatches(keyGroup int, stateName string) iter.Seq2[[]state.Entry, error] {
-	return func(yield func([]state.Entry, error) bool) {
-		bt := state.NewBatcher(yield)
-		defer bt.Release()
-		states, err := b.entryStates(keyGroup, stateName)
-		if err != nil {
-			bt.Fail(err)
-			return
-		}
-		for _, si := range states {
-			for e, err := range b.stateEntries(si, keyGroup, keyGroup) {
-				if err != nil {
-					bt.Fail(err)
-					return
-				}
-				if !bt.AddCopy(e) {
-					return
-				}
-			}
-		}
-		bt.Flush()
-	}
-}
-
 // entryStates are the states Entries(keyGroup, stateName) visits, in
 // order, or the error it yields before any entry.
 func (b *Backend) entryStates(keyGroup int, stateName string) ([]*stateInfo, error) {
