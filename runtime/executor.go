@@ -179,6 +179,9 @@ type opInstance struct {
 	// a typed operator of this package: a typed emission (emitSlot) calls
 	// it without an Operator call or a type assertion (runDirectTyped).
 	next any
+	// nextIn is that operator's own input slot (userOp.in), nil when it
+	// holds on to the slots it gets.
+	nextIn any
 	// process is the typed operator's own handling of a record
 	// (typedUserOp: userOp.process), called without the Operator call.
 	process func(ctx *OperatorContext, r Record) error
@@ -423,7 +426,7 @@ func (e *Executor) build(restore *restoring) error {
 				}
 				if inst.direct && inst.outs[0].tag == "" {
 					if c, ok := st.ops[inst.outs[0].chained].op.(*userOp); ok {
-						inst.next = c.typed
+						inst.next, inst.nextIn = c.typed, c.in
 					}
 				}
 			}

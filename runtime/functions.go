@@ -134,6 +134,11 @@ type userOp struct {
 	// typed is the typedFn of a typed operator (typedUserOp), which
 	// process calls too; nil for the others.
 	typed any
+	// in is the slot a direct producer puts the record in for a typed
+	// operator that keeps no hold of a record's slot after its call (a
+	// *slot[T]; nil for a filter, which may pass it on): one slot for all
+	// its records (emitTyped).
+	in any
 	// drain runs the typed operator at the head of its subtask on
 	// records of its input queue (drainHead); nil for the others.
 	drain   func(e *Executor, st *subtask, el *inElem) error
@@ -191,7 +196,7 @@ func (c *collector[U]) Collect(v U) { emitTyped(c.op, &c.arena, v) }
 //
 //go:noinline
 func typedUserOp[T any](fn any, f typedFn[T]) *userOp {
-	return &userOp{fn: fn, typed: f, process: func(ctx *OperatorContext, r Record) error {
+	return &userOp{fn: fn, typed: f, in: &slot[T]{}, process: func(ctx *OperatorContext, r Record) error {
 		return f(ctx, readValue[T](r.Value), r.Value)
 	}, drain: func(e *Executor, st *subtask, el *inElem) error {
 		return drainHead(e, st, el, f)
@@ -302,7 +307,7 @@ func RichFilter[T any](in Input[T], name string, f FilterFunction[T], opts ...Op
 	s := typedOp[T, T](in, name, func() Operator {
 		f := CloneFunc(f)
 		var arena slotArena[T]
-		return typedUserOp(f, func(ctx *OperatorContext, v T, raw any) error {
+		op := typedUserOp(f, func(ctx *OperatorContext, v T, raw any) error {
 			ok, err := f.Filter(v)
 			if err != nil || !ok {
 				return err
@@ -314,6 +319,8 @@ func RichFilter[T any](in Input[T], name string, f FilterFunction[T], opts ...Op
 			emitTyped(ctx, &arena, v)
 			return nil
 		})
+		op.in = nil // it passes its slot on
+		return op
 	}, opts)
 	s.refs[0].node.emitsLast = true
 	return s
@@ -364,21 +371,25 @@ func RichSink[T any](in Input[T], name string, f SinkFunction[T], opts ...Option
 func JSONSink[T any](in Input[T], name string, opts ...Option) {
 	s := typedOp[T, T](in, name, func() Operator {
 		var ring *outRing[T]
-		return typedUserOp(nil, func(ctx *OperatorContext, _ T, raw any) error {
-			if e := ctx.exec; e.light != nil || e.observed() {
+		// The record is encoded from cur, through a pointer: its
+		// JSONAppender method or encoding/json's output are those of the
+		// value, and neither needs an allocation. Whether it encodes
+		// itself is known once.
+		cur := new(T)
+		app, isApp := any(cur).(JSONAppender)
+		return typedUserOp(nil, func(ctx *OperatorContext, v T, raw any) error {
+			e := ctx.exec
+			if e.light != nil || e.observed() {
 				if e.light != nil {
 					lightOutput(ctx, &ring, raw)
 				}
 				e.recordOutput(ctx, raw)
 			}
-			v := raw
-			if s, ok := raw.(*slot[T]); ok {
-				// A pointer to the value: its JSONAppender method or
-				// encoding/json's output are those of the value, and it
-				// needs no allocation.
-				v = &s.v
+			*cur = v
+			if isApp {
+				return e.appendJSON(app)
 			}
-			return ctx.exec.writeJSON(v)
+			return e.writeJSON(cur)
 		})
 	}, opts)
 	s.refs[0].node.isSink = true

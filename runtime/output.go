@@ -30,7 +30,9 @@ func newJSONWriter(w io.Writer) *jsonWriter {
 	return &jsonWriter{w: w, buf: make([]byte, 0, outBuffer+512)}
 }
 
-func (e *Executor) writeJSON(v any) error {
+// appendJSON writes the record a encodes (a method of the executor: a
+// panic in AppendJSON shows the user's frames down to here, trimStack).
+func (e *Executor) appendJSON(a JSONAppender) error {
 	j := e.out
 	if j.w == nil {
 		return nil
@@ -38,15 +40,29 @@ func (e *Executor) writeJSON(v any) error {
 	if j.err != nil {
 		return j.err
 	}
-	if a, ok := v.(JSONAppender); ok {
-		j.buf = append(a.AppendJSON(j.buf), '\n')
-	} else {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		j.buf = append(append(j.buf, b...), '\n')
+	j.buf = append(a.AppendJSON(j.buf), '\n')
+	if len(j.buf) >= outBuffer {
+		return j.flush()
 	}
+	return nil
+}
+
+func (e *Executor) writeJSON(v any) error {
+	if a, ok := v.(JSONAppender); ok {
+		return e.appendJSON(a)
+	}
+	j := e.out
+	if j.w == nil {
+		return nil
+	}
+	if j.err != nil {
+		return j.err
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	j.buf = append(append(j.buf, b...), '\n')
 	if len(j.buf) >= outBuffer {
 		return j.flush()
 	}

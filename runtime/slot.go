@@ -67,7 +67,19 @@ func plainValue(v any) any {
 // emitTyped emits v on the main output, in a slot when the consumers read
 // slots.
 func emitTyped[T any](ctx *OperatorContext, a *slotArena[T], v T) {
-	if ctx.inst.slotOut {
+	inst := ctx.inst
+	if in := inst.nextIn; in != nil && ctx.exec.canRunDirect() {
+		// The consumer runs now and keeps no hold of its slot: v goes in
+		// the consumer's own (INVARIANT: a chain has no cycle, so the
+		// consumer is not in a call already).
+		if f, ok := inst.next.(typedFn[T]); ok {
+			s := in.(*slot[T])
+			s.v = v
+			runDirectTyped(ctx, f, s)
+			return
+		}
+	}
+	if inst.slotOut {
 		emitSlot(ctx, a.put(v, ctx.exec.slotGen))
 		return
 	}
