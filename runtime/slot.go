@@ -123,15 +123,43 @@ func emitSlot[T any](ctx *OperatorContext, s *slot[T]) {
 
 // runDirectTyped is emit and runDirect for an emission emitSlot runs
 // typed. emit's other work does not apply: drainBatch runs without a
-// trace, and the main output is not captured.
+// trace, and the main output is not captured. It is enterDirect, the
+// call and leaveDirect in one frame (the same batch step: the consumer's
+// work item, the context's record and error, the failure).
 func runDirectTyped[T any](ctx *OperatorContext, f typedFn[T], s *slot[T]) {
 	e := ctx.exec
 	if e.light != nil {
 		e.light.cur.Events++
 	}
 	st := ctx.st
-	inst, prev := e.enterDirect(st, ctx.inst.outs[0].chained, Record{Value: s, Timestamp: ctx.rec.Timestamp, HasTimestamp: ctx.rec.HasTimestamp})
-	e.leaveDirect(st, inst, prev, f(inst.ctx, s.v, s))
+	op := ctx.inst.outs[0].chained
+	inst := st.ops[op]
+	c := inst.ctx
+	c.rec = Record{Value: s, Timestamp: ctx.rec.Timestamp, HasTimestamp: ctx.rec.HasTimestamp}
+	b := &e.batch
+	prevInst, prevW := b.inst, b.w
+	b.depth++
+	// INVARIANT: ws[depth] is zero but while a direct step uses it.
+	w := &b.ws[b.depth]
+	w.op, w.rec = int32(op), c.rec
+	b.inst, b.w = inst, w
+	e.steps++
+	if inst.keyed != nil {
+		inst.keyed.SetCurrentKey(nil, 0) // as a chained record's step does
+	}
+	err := f(c, s.v, s)
+	if c.err != nil {
+		if err == nil {
+			err = c.err
+		}
+		c.err = nil
+	}
+	if err != nil {
+		e.fail(st, inst, w, err, "")
+	}
+	w.op, w.rec = 0, Record{}
+	b.depth--
+	b.inst, b.w = prevInst, prevW
 }
 
 // slotsOut reports whether every consumer of an operator's main output
