@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"slices"
 	"sync/atomic"
+
+	"streamdbg/state"
 )
 
 // The light trace. A traced executor records every step, emission, output,
@@ -52,14 +54,81 @@ type LightWrite struct {
 	Old, New any
 	// Position is the source position the write happened at
 	// (Executor.Position then).
+	Position        int64
+	HadOld, Cleared bool
+}
+
+// LightRec is one write to keyed state as a light run keeps it (the
+// writes TakeLightRecs returns): a LightWrite without pointers, 32 bytes.
+// It names its entry by the generation of the entry's table and the
+// entry's index in it (Entry; Executor.LightEntryOf gives the
+// LightEntry), and holds an int64 state's values themselves (LightRecs.Old
+// and New box them): a reader that keeps its own record of each entry
+// in an array by that index reaches it without following a pointer, the
+// batch is half as large, and the garbage collector has nothing in it to
+// scan.
+type LightRec struct {
+	// Position is the source position the write happened at
+	// (Executor.Position then).
 	Position int64
-	// tab and idx name Entry until TakeLight fills it in: a write found
-	// by its tag does not read tab.entries (a cache miss with a large
-	// state, in the middle of the record's work); TakeLight reads them
-	// all in one short loop.
-	tab             *lightTable
-	idx             int32
-	HadOld, Cleared bool // (after idx: the write is 64 bytes)
+	// old and new are the values of an int64 state, or (recBoxed) the
+	// indexes of the values in LightRecs.Values (-1: nil).
+	old, new int64
+	gen      uint32
+	// idx is the entry's index in gen, and the rec* flags.
+	idx uint32
+}
+
+const (
+	recHadOld  = 1 << 29
+	recCleared = 1 << 30
+	recBoxed   = 1 << 31
+	recIndex   = recHadOld - 1
+)
+
+// Entry is the generation and index that name the write's entry: the same
+// pair for every write of one LightEntry. A generation is unique in the
+// process (no two tables, executors or light runs share one), its
+// indexes count from 0.
+func (r *LightRec) Entry() (gen uint32, idx int) { return r.gen, int(r.idx & recIndex) }
+
+// HadOld and Cleared are LightWrite's.
+func (r *LightRec) HadOld() bool  { return r.idx&recHadOld != 0 }
+func (r *LightRec) Cleared() bool { return r.idx&recCleared != 0 }
+
+// LightRecs is the writes a light run recorded since the last take, oldest
+// first, and the dynamic values of the writes to states that are not
+// int64s.
+type LightRecs struct {
+	Recs   []LightRec
+	Values []any
+}
+
+// Old and New are the write's values as LightWrite holds them (the int64s
+// boxed by state.BoxInt64, as a traced write boxes them; Old is nil
+// without HadOld).
+func (b *LightRecs) Old(r *LightRec) any {
+	if r.idx&recBoxed != 0 {
+		return b.value(r.old)
+	}
+	if r.idx&recHadOld == 0 {
+		return nil
+	}
+	return state.BoxInt64(r.old)
+}
+
+func (b *LightRecs) New(r *LightRec) any {
+	if r.idx&recBoxed != 0 {
+		return b.value(r.new)
+	}
+	return state.BoxInt64(r.new)
+}
+
+func (b *LightRecs) value(i int64) any {
+	if i < 0 {
+		return nil
+	}
+	return b.Values[i]
 }
 
 // LightOutput is one record a sink received, as a TraceOutput event
@@ -99,11 +168,26 @@ type light struct {
 	outputs int64
 	keep    int
 	rings   []outputRing
-	// newEntry makes a LightEntry (StartLight).
+	// newEntry makes a LightEntry (StartLight); nil: the next of slab.
 	newEntry func() *LightEntry
-	// batch keeps the writes in cur.Writes across takes, for
-	// TakeLightWrites.
+	slab     []LightEntry
+	// recs are the writes not yet taken (cur.Writes and TakeLightWrites
+	// give them as LightWrites, in conv).
+	recs LightRecs
+	conv []LightWrite
+	// gens are the entries of the generations recs may name: a table's
+	// current one, and those that ended before the last take but one
+	// (ended: the takes made before then; -1 while current).
+	gens  map[uint32]*lightGen
+	takes int64
+	// batch keeps the writes across takes, for TakeLightWrites.
 	batch bool
+}
+
+// lightGen is a generation of a traced table's LightEntries.
+type lightGen struct {
+	entries []*LightEntry
+	ended   int64
 }
 
 // StartLight puts a traced executor (Options.Trace) in light mode (see
@@ -115,10 +199,7 @@ type light struct {
 // the same allocation); its fields are filled in after.
 func (e *Executor) StartLight(keepOutputs int, newEntry func() *LightEntry) {
 	if e.light == nil {
-		if newEntry == nil {
-			newEntry = func() *LightEntry { return new(LightEntry) }
-		}
-		e.light = &light{saved: e.trace, steps: e.steps, keep: max(keepOutputs, 0), newEntry: newEntry}
+		e.light = &light{saved: e.trace, steps: e.steps, keep: max(keepOutputs, 0), newEntry: newEntry, gens: map[uint32]*lightGen{}}
 		e.trace = nil
 	}
 }
@@ -148,39 +229,73 @@ func (e *Executor) TakeLight() *LightTrace {
 		l.cur.Events, l.cur.Outputs, l.cur.NewEntries = 0, 0, 0
 		return &l.spare
 	}
-	out := l.cur
-	resolveEntries(out.Writes)
-	clear(l.spare.Writes)
-	l.cur = LightTrace{Writes: l.spare.Writes[:0]}
-	l.spare = out
+	// The writes alternate between two arrays (valid until the next call).
+	spare := l.spare.Writes
+	l.spare = l.cur
+	l.spare.Writes = l.convert(l.cur.Writes[:0])
+	clear(spare)
+	l.cur = LightTrace{Writes: spare[:0]}
 	return &l.spare
 }
 
-// resolveEntries fills in the Entry of writes that name it by table and
-// index, in one short loop (the loads of the entries overlap).
-func resolveEntries(ws []LightWrite) {
-	for i := range ws {
-		if w := &ws[i]; w.Entry == nil {
-			w.Entry = w.tab.entries[w.idx]
+// convert appends the pending writes to ws as LightWrites, and takes them.
+func (l *light) convert(ws []LightWrite) []LightWrite {
+	b := l.take()
+	for i := range b.Recs {
+		r := &b.Recs[i]
+		ws = append(ws, LightWrite{Entry: l.entryOf(r), Old: b.Old(r), New: b.New(r), Position: r.Position, HadOld: r.HadOld(), Cleared: r.Cleared()})
+	}
+	return ws
+}
+
+// take takes the pending writes: they stay valid until the next take
+// (the one after it reuses their arrays), and so do the generations they
+// name.
+func (l *light) take() LightRecs {
+	b := l.recs
+	// The next writes go into the same arrays (the Values beyond them
+	// are dropped by the writes that reach them, or StopLight).
+	l.recs = LightRecs{Recs: b.Recs[:0], Values: b.Values[:0]}
+	l.takes++
+	for g, lg := range l.gens {
+		if lg.ended >= 0 && lg.ended < l.takes-1 {
+			delete(l.gens, g)
 		}
 	}
+	return b
+}
+
+// entryOf is the LightEntry r names (its generation is kept: take).
+func (l *light) entryOf(r *LightRec) *LightEntry {
+	gen, idx := r.Entry()
+	return l.gens[gen].entries[idx]
+}
+
+// LightEntryOf returns the entry a write TakeLightRecs returned names,
+// until the take after next (nil outside light mode).
+func (e *Executor) LightEntryOf(r *LightRec) *LightEntry {
+	if e.light == nil {
+		return nil
+	}
+	return e.light.entryOf(r)
 }
 
 // BatchLightWrites makes a light run keep its writes until
-// TakeLightWrites takes them, instead of handing them out with every
-// TakeLight (whose Writes are then empty): a reader that takes them in
-// large batches reads each entry in one short loop and copies no write.
-// size is the batch the reader means to take next: room is made for it
-// (when no write is pending, in a new array rather than by growing the
-// old one write by write); called again, it makes room for a larger one.
+// TakeLightWrites or TakeLightRecs takes them, instead of handing them
+// out with every TakeLight (whose Writes are then empty): a reader that
+// takes them in large batches reads each entry in one short loop and
+// copies no write. size is the batch the reader means to take next: room
+// is made for it (when no write is pending, in a new array rather than by
+// growing the old one write by write); called again, it makes room for a
+// larger one.
 func (e *Executor) BatchLightWrites(size int) {
 	l := e.light
 	if l == nil {
 		return
 	}
 	l.batch = true
-	if cap(l.cur.Writes) < size && len(l.cur.Writes) == 0 {
-		l.cur.Writes = make([]LightWrite, 0, size)
+	if cap(l.recs.Recs) < size && len(l.recs.Recs) == 0 {
+		l.recs.Recs = make([]LightRec, 0, size)
 	}
 }
 
@@ -189,7 +304,7 @@ func (e *Executor) LightWritesPending() int {
 	if e.light == nil {
 		return 0
 	}
-	return len(e.light.cur.Writes)
+	return len(e.light.recs.Recs)
 }
 
 // TakeLightWrites returns the writes a light run in batch mode
@@ -201,10 +316,20 @@ func (e *Executor) TakeLightWrites() []LightWrite {
 	if l == nil || !l.batch {
 		return nil
 	}
-	ws := l.cur.Writes
-	resolveEntries(ws)
-	l.cur.Writes = ws[:0]
-	return ws
+	clear(l.conv)
+	l.conv = l.convert(l.conv[:0])
+	return l.conv
+}
+
+// TakeLightRecs is TakeLightWrites giving the writes as LightRecs: valid
+// until the executor runs again, and their entries (LightEntryOf) until
+// the take after next.
+func (e *Executor) TakeLightRecs() LightRecs {
+	l := e.light
+	if l == nil || !l.batch {
+		return LightRecs{}
+	}
+	return l.take()
 }
 
 // LightOutputs returns the last n records the sinks received in light
@@ -284,21 +409,24 @@ func (r *outRing[T]) appendKept(dst []LightOutput, after int64) []LightOutput {
 	return dst
 }
 
-// lightTable is a traced table's LightEntries: entries[i] is tagged
+// lightTable is a traced table's LightEntries: cur.entries[i] is tagged
 // gen<<32 | i in a table that keeps tags (state.EntryTagger), and found by
 // its bytes (key, namespace, user key) in index. gen is unique in the
 // process, so a tag another table or an earlier generation left in an
-// entry is never taken for one of these.
+// entry is never taken for one of these. l is the light run that knows
+// the generation (light.gens): the entries outlive a light run, and the
+// next one learns them on its first write.
 type lightTable struct {
-	gen     uint64
-	entries []*LightEntry
-	index   map[string]int32
+	gen   uint64
+	cur   *lightGen
+	index map[string]int32
+	l     *light
 }
 
 // maxLightEntries bounds the entries a traced table keeps for light runs:
 // beyond it they start over (a new generation; a write of an entry makes
 // it again), so that a run over more keys than that keeps no record per
-// key (a variable for tests).
+// key (a variable for tests; at most recIndex+1).
 var maxLightEntries = 1 << 18
 
 var lightGens atomic.Uint64
@@ -306,14 +434,50 @@ var lightGens atomic.Uint64
 // lightWrite records a state write in light mode, as recordDyn would trace
 // it (old and nw are dynamic values).
 func (t *tracedTable) lightWrite(l *light, ns, uk []byte, old any, hadOld bool, nw any, cleared bool) {
+	o, n := int64(-1), int64(-1)
+	if old != nil {
+		o = int64(len(l.recs.Values))
+		l.recs.Values = append(l.recs.Values, old)
+	}
+	if nw != nil {
+		n = int64(len(l.recs.Values))
+		l.recs.Values = append(l.recs.Values, nw)
+	}
+	flags := uint32(recBoxed)
+	if hadOld {
+		flags |= recHadOld
+	}
+	if cleared {
+		flags |= recCleared
+	}
+	t.lightRec(l, ns, uk, o, n, flags)
+}
+
+// lightInt64 records a write of an int64 state in light mode, as
+// tracedInt64Table's PutInt64 traces it (old: none without hadOld).
+func (t *tracedTable) lightInt64(l *light, ns []byte, old int64, hadOld bool, nw int64) {
+	flags := uint32(0)
+	if hadOld {
+		flags = recHadOld
+	}
+	t.lightRec(l, ns, nil, old, nw, flags)
+}
+
+// lightRec records a write to the entry of ns and uk (LightRec's old, new
+// and flags).
+func (t *tracedTable) lightRec(l *light, ns, uk []byte, old, nw int64, flags uint32) {
 	l.cur.Events++
 	lt := &t.light
+	if lt.l != l && lt.gen != 0 {
+		lt.l = l
+		l.gens[uint32(lt.gen)] = lt.cur
+	}
 	var tag *uint64
 	if uk == nil && t.tagger != nil {
 		tag = t.tagger.EntryTag(ns)
 		if tag != nil && *tag>>32 == lt.gen && lt.gen != 0 {
-			if i := uint32(*tag); int(i) < len(lt.entries) {
-				l.cur.Writes = append(l.cur.Writes, LightWrite{tab: lt, idx: int32(i), Old: old, HadOld: hadOld, New: nw, Cleared: cleared, Position: t.exec.position})
+			if i := uint32(*tag); int(i) < len(lt.cur.entries) {
+				l.recs.Recs = append(l.recs.Recs, LightRec{Position: t.exec.position, old: old, new: nw, gen: uint32(lt.gen), idx: i | flags})
 				return
 			}
 		}
@@ -338,28 +502,28 @@ func (t *tracedTable) lightWrite(l *light, ns, uk []byte, old any, hadOld bool, 
 		i, ok = lt.index[string(b)]
 	}
 	if !ok || lt.gen == 0 {
-		if lt.gen == 0 || len(lt.entries) >= maxLightEntries {
+		if lt.gen == 0 || len(lt.cur.entries) >= min(maxLightEntries, recIndex+1) {
 			// The writes not yet taken name their entries in the
-			// generation that ends here.
-			for j := range l.cur.Writes {
-				if w := &l.cur.Writes[j]; w.Entry == nil && w.tab == lt {
-					w.Entry = lt.entries[w.idx]
-				}
+			// generation that ends here: it is kept until they are
+			// done with (light.take).
+			if lt.cur != nil {
+				lt.cur.ended = l.takes
 			}
-			*lt = lightTable{index: map[string]int32{}}
+			*lt = lightTable{index: map[string]int32{}, cur: &lightGen{ended: -1}, l: l}
 			for lt.gen == 0 {
 				lt.gen = lightGens.Add(1) & (1<<32 - 1)
 			}
+			l.gens[uint32(lt.gen)] = lt.cur
 		}
-		ent := l.newEntry()
+		ent := l.entry()
 		l.cur.NewEntries++
 		ent.State, ent.KeyGroup = t.Table.Desc().Meta.StateName, kg
 		if t.inst.ctx != nil {
 			ent.Operator, ent.Subtask = t.inst.info.Name, t.inst.ctx.st.index
 		}
 		ent.Key, ent.Namespace, ent.UserKey = t.display(key, ns, uk)
-		i = int32(len(lt.entries))
-		lt.entries = append(lt.entries, ent)
+		i = int32(len(lt.cur.entries))
+		lt.cur.entries = append(lt.cur.entries, ent)
 		if tag == nil {
 			lt.index[string(b)] = i
 		}
@@ -367,5 +531,19 @@ func (t *tracedTable) lightWrite(l *light, ns, uk []byte, old any, hadOld bool, 
 	if tag != nil {
 		*tag = lt.gen<<32 | uint64(i)
 	}
-	l.cur.Writes = append(l.cur.Writes, LightWrite{Entry: lt.entries[i], Old: old, HadOld: hadOld, New: nw, Cleared: cleared, Position: t.exec.position})
+	l.recs.Recs = append(l.recs.Recs, LightRec{Position: t.exec.position, old: old, new: nw, gen: uint32(lt.gen), idx: uint32(i) | flags})
+}
+
+// entry makes a LightEntry: newEntry's, or the next of a slab of them (one
+// allocation for many entries).
+func (l *light) entry() *LightEntry {
+	if l.newEntry != nil {
+		return l.newEntry()
+	}
+	if len(l.slab) == 0 {
+		l.slab = make([]LightEntry, 256)
+	}
+	e := &l.slab[0]
+	l.slab = l.slab[1:]
+	return e
 }

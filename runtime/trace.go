@@ -270,6 +270,12 @@ func (t *tracedInt64Table) PutInt64(ns []byte, v int64) error {
 	if err := t.i64.PutInt64(ns, v); err != nil {
 		return err
 	}
+	if t.exec.trace == nil {
+		if l := t.exec.light; l != nil {
+			t.lightInt64(l, ns, old, ok, v) // unboxed
+		}
+		return nil
+	}
 	var o any
 	if ok {
 		o = state.BoxInt64(old)

@@ -47,6 +47,12 @@ type lightRun struct {
 	// made; slots is fold's array.
 	newEntries int
 	slots      []foldSlot
+	// hists finds the history of a write's entry (nil before its first
+	// write was folded in) by what the write names (LightRec.Entry).
+	hists entryHists
+	// slab is where the next histories begun with the light run go (one
+	// allocation for many).
+	slab []histEntry
 	// pending is the writes folded in whose revisions wait (see fold),
 	// oldest first.
 	pending []pendingRev
@@ -63,26 +69,56 @@ type anchorCP struct {
 	events int64
 }
 
-// lightEntry is the session's record of a runtime.LightEntry (its Data),
-// made with it (newLightEntry): one allocation, and the record is at hand
-// when the entry is.
-type lightEntry struct {
-	entry runtime.LightEntry
-	// he is the entry's history (its id is the entry's EntryID), nil
-	// before the first write was folded in. It keeps the entry's change
-	// in the command (changeLight).
-	he *histEntry
-	// own is he when the entry's history began with the light run (one
-	// allocation for both, of 256 bytes; a fold visits the fields above
-	// and own's first ones).
-	own histEntry
+// entryHists is a light run's histories of its LightEntries, in one
+// array per generation of LightEntries indexed as LightRec.Entry names
+// them: a write reaches its history through a short array, not a record
+// of its own per entry (of a large state, all over memory).
+type entryHists struct {
+	gens []genHists
+	last int // the generation of the last write (gens' index)
 }
 
-func newLightEntry() *runtime.LightEntry {
-	le := &lightEntry{}
-	le.entry.Data = le
-	return &le.entry
+type genHists struct {
+	gen   uint32
+	hists []*histEntry
 }
+
+// of returns where the history of the entry r names is kept.
+func (x *entryHists) of(r *runtime.LightRec) **histEntry {
+	gen, idx := r.Entry()
+	if x.last >= len(x.gens) || x.gens[x.last].gen != gen {
+		x.find(gen)
+	}
+	g := &x.gens[x.last]
+	if idx >= len(g.hists) {
+		g.hists = append(g.hists, make([]*histEntry, idx+1-len(g.hists))...)
+		g.hists = g.hists[:cap(g.hists)]
+	}
+	return &g.hists[idx]
+}
+
+// find makes gen the last generation (a new one when unknown).
+func (x *entryHists) find(gen uint32) {
+	for i := range x.gens {
+		if x.gens[i].gen == gen {
+			x.last = i
+			return
+		}
+	}
+	x.gens = append(x.gens, genHists{gen: gen})
+	x.last = len(x.gens) - 1
+}
+
+// spare is where the next history begun with the light run goes: the next
+// of a slab of them, taken (used) when lookup made it there.
+func (l *lightRun) spare() *histEntry {
+	if len(l.slab) == 0 {
+		l.slab = make([]histEntry, 256)
+	}
+	return &l.slab[0]
+}
+
+func (l *lightRun) used() { l.slab = l.slab[1:] }
 
 // mayGoLight reports whether a command of the given kind may switch to a
 // light run.
@@ -109,7 +145,7 @@ func (c *collector) afterRecord(before *runtime.Checkpoint, may bool) {
 		c.events, c.trunc = nil, 0
 		s.pin(taken)
 		c.light.outSeq = s.outSeq
-		s.exec.StartLight(2*s.opts.OutputLimit, newLightEntry) // as many outputs as the buffer holds
+		s.exec.StartLight(2*s.opts.OutputLimit, nil) // as many outputs as the buffer holds
 		c.light.foldAt = min(lightFoldAt, 1<<14)
 		s.exec.BatchLightWrites(c.light.foldAt + foldSlack)
 		return
@@ -183,17 +219,15 @@ var lightPendingMax = 1 << 18
 // (touchEntries).
 const foldBlock = 128
 
-// touchEntries reads the records and histories of the writes' entries,
-// each independent of the others, so that their cache misses overlap
-// (the first pass, which works on them one after another, then finds
-// them in cache): the entries of a large state are all over memory.
-// Its result is kept (lightRun.touched) so that the reads are not left
-// out.
-func touchEntries(ws []runtime.LightWrite) int64 {
+// touchEntries reads the histories of the writes' entries, each
+// independent of the others, so that their cache misses overlap (the
+// first pass, which works on them one after another, then finds them in
+// cache): the histories of a large state are all over memory. Its result
+// is kept (lightRun.touched) so that the reads are not left out.
+func (x *entryHists) touch(rs []runtime.LightRec) int64 {
 	var sum int64
-	for i := range ws {
-		le := ws[i].Entry.Data.(*lightEntry)
-		if he := le.he; he != nil {
+	for i := range rs {
+		if he := *x.of(&rs[i]); he != nil {
 			sum += he.num + int64(he.chGen)
 		}
 	}
@@ -230,7 +264,9 @@ func (c *collector) fold() { c.foldIn(false) }
 
 func (c *collector) foldIn(final bool) {
 	l := c.light
-	ws := c.s.exec.TakeLightWrites()
+	exec := c.s.exec
+	b := exec.TakeLightRecs()
+	ws := b.Recs
 	if len(ws) == 0 {
 		if final {
 			c.makeRevisions()
@@ -249,19 +285,22 @@ func (c *collector) foldIn(final bool) {
 	bound := int64(historyBound)
 	for i := range ws {
 		if i%foldBlock == 0 {
-			l.touched += touchEntries(ws[i:min(i+foldBlock, len(ws))])
+			l.touched += l.hists.touch(ws[i:min(i+foldBlock, len(ws))])
 		}
 		w := &ws[i]
-		le := w.Entry.Data.(*lightEntry)
-		he := le.he
+		at := l.hists.of(w)
+		he := *at
 		made := false
 		if he == nil {
-			e := w.Entry
-			he, made = h.lookup(Entry(e.Operator, e.Subtask, e.State, e.Key, e.Namespace, e.UserKey), &le.own)
-			le.he = he
+			e := exec.LightEntryOf(w)
+			he, made = h.lookup(Entry(e.Operator, e.Subtask, e.State, e.Key, e.Namespace, e.UserKey), l.spare())
+			if made {
+				l.used()
+			}
+			*at = he
 		} else if he.num <= front && !he.indexed {
 			he, made = h.lookup(he.id, nil)
-			le.he = he
+			*at = he
 		}
 		starts := false
 		if he.num <= front { // a new history: the entry's first write, or the first since it was forgotten
@@ -278,7 +317,7 @@ func (c *collector) foldIn(final bool) {
 			}
 		}
 		slots[i] = foldSlot{he: he, num: he.num, starts: starts}
-		c.changeLight(he, w)
+		c.changeLight(he, &b, w)
 	}
 	// The order: what is left of it, then the histories the batch began
 	// that are kept.
@@ -318,8 +357,8 @@ func (c *collector) foldIn(final bool) {
 	}
 	for i := range ws {
 		if p, w := &slots[i], &ws[i]; p.num > front {
-			kept = append(kept, pendingRev{he: p.he, num: p.num, pos: w.Position, old: w.Old, new: w.New,
-				starts: p.starts, hadOld: w.HadOld, cleared: w.Cleared})
+			kept = append(kept, pendingRev{he: p.he, num: p.num, pos: w.Position, old: b.Old(w), new: b.New(w),
+				starts: p.starts, hadOld: w.HadOld(), cleared: w.Cleared()})
 		}
 	}
 	l.pending = kept
@@ -377,7 +416,7 @@ func (c *collector) lightOutputs(l *lightRun) {
 // history is he: he keeps the index of the entry's change in the command
 // (chGen, ch; -1: none, or dropped), found by its EntryID only when the
 // history's chGen says the others do not hold theirs.
-func (c *collector) changeLight(he *histEntry, w *runtime.LightWrite) {
+func (c *collector) changeLight(he *histEntry, b *runtime.LightRecs, w *runtime.LightRec) {
 	if he.chGen != c.gen {
 		he.chGen, he.ch = c.gen, -1
 		if c.s.hist.chGen != c.gen {
@@ -391,11 +430,11 @@ func (c *collector) changeLight(he *histEntry, w *runtime.LightWrite) {
 			c.dropped++
 			return
 		}
-		e := w.Entry
-		c.addChange(he.id, Change{Old: w.Old, HadOld: w.HadOld, KeyGroup: e.KeyGroup, Key: e.Key, Namespace: e.Namespace, UserKey: e.UserKey}, he)
+		e := c.s.exec.LightEntryOf(w)
+		c.addChange(he.id, Change{Old: b.Old(w), HadOld: w.HadOld(), KeyGroup: e.KeyGroup, Key: e.Key, Namespace: e.Namespace, UserKey: e.UserKey}, he)
 	}
 	ch := &c.changes[he.ch]
-	ch.New, ch.Cleared = w.New, w.Cleared
+	ch.New, ch.Cleared = b.New(w), w.Cleared()
 	ch.Writes++
 }
 
