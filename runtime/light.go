@@ -41,9 +41,10 @@ type LightEntry struct {
 	KeyGroup int
 	// Key, Namespace and UserKey are display values (as TraceEvent's).
 	Key, Namespace, UserKey any
-	// Data is the light trace's reader's own: the session keeps its
-	// record of the entry here (or makes the entry inside its record:
-	// StartLight's newEntry).
+	// Data is the light trace's reader's own: it may keep its record of
+	// the entry here (or make the entry inside its record: StartLight's
+	// newEntry). A reader of LightRecs can keep it in an array by the
+	// index LightRec.Entry gives instead.
 	Data any
 }
 
@@ -523,6 +524,10 @@ func (t *tracedTable) lightRec(l *light, ns, uk []byte, old, nw int64, flags uin
 		}
 		ent.Key, ent.Namespace, ent.UserKey = t.display(key, ns, uk)
 		i = int32(len(lt.cur.entries))
+		if len(lt.cur.entries) == cap(lt.cur.entries) {
+			// Doubled (append grows a large array by a quarter at a time).
+			lt.cur.entries = append(make([]*LightEntry, 0, max(2*len(lt.cur.entries), 16)), lt.cur.entries...)
+		}
 		lt.cur.entries = append(lt.cur.entries, ent)
 		if tag == nil {
 			lt.index[string(b)] = i

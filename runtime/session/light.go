@@ -91,8 +91,10 @@ func (x *entryHists) of(r *runtime.LightRec) **histEntry {
 	}
 	g := &x.gens[x.last]
 	if idx >= len(g.hists) {
-		g.hists = append(g.hists, make([]*histEntry, idx+1-len(g.hists))...)
-		g.hists = g.hists[:cap(g.hists)]
+		// Doubled (append grows a large array by a quarter at a time).
+		hs := make([]*histEntry, max(2*len(g.hists), idx+1, 1024))
+		copy(hs, g.hists)
+		g.hists = hs
 	}
 	return &g.hists[idx]
 }

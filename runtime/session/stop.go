@@ -90,13 +90,14 @@ type collector struct {
 	// changes are the entries the command wrote, in first-write order;
 	// changeAt indexes the first indexed of them (changeIndex indexes the
 	// rest when asked: a light run's entries find theirs by their
-	// lightEntry, light.go, and seldom ask).
+	// history, light.go's changeLight, and seldom ask).
 	changes  []Change
 	changeID []EntryID
 	changeAt map[EntryID]int32
 	indexed  int
 	dropped  int
-	// gen tells this command's lightEntry caches from older ones.
+	// gen tells this command's change indexes in the histories
+	// (histEntry.chGen) from older ones.
 	gen uint64
 	// light is the light run of the command, once it started (light.go).
 	light *lightRun
@@ -185,6 +186,17 @@ func (c *collector) changeIndex(id EntryID) (int32, bool) {
 // its index too (history.chGen).
 func (c *collector) addChange(id EntryID, ch Change, he *histEntry) int32 {
 	i := int32(len(c.changes))
+	if len(c.changes) == cap(c.changes) {
+		// Doubled up to MaxChanges (append grows a large array by a
+		// quarter at a time: a light run that changes MaxChanges entries
+		// allocated five times what they take).
+		n := min(max(2*len(c.changes), 64), MaxChanges)
+		if n <= len(c.changes) {
+			n = len(c.changes) + 1
+		}
+		c.changes = append(make([]Change, 0, n), c.changes...)
+		c.changeID = append(make([]EntryID, 0, n), c.changeID...)
+	}
 	c.changes = append(c.changes, ch)
 	c.changeID = append(c.changeID, id)
 	he.chGen, he.ch = c.gen, i

@@ -1,0 +1,156 @@
+package runtime
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"streamdbg/state"
+)
+
+// mixedState keeps, besides the count (an int64 state: unboxed light
+// records), the last word of its key in a string state, cleared every
+// third record, and the words seen in a map state: boxed light records,
+// clears among them.
+type mixedState struct {
+	counter
+	last  *state.ValueState[string]
+	words *state.MapState[string, int64]
+	n     int
+}
+
+func (m *mixedState) Open(ctx RuntimeContext) (err error) {
+	if err = m.counter.Open(ctx); err != nil {
+		return err
+	}
+	if m.last, err = state.Value("last", state.String).Bind(ctx); err != nil {
+		return err
+	}
+	m.words, err = state.Map("words", state.String, state.Int64).Bind(ctx)
+	return err
+}
+
+func (m *mixedState) Map(w string) (string, error) {
+	if _, err := m.counter.Map(w); err != nil {
+		return "", err
+	}
+	m.n++
+	if m.n%3 == 0 {
+		if err := m.last.Clear(); err != nil {
+			return "", err
+		}
+	} else if err := m.last.Update(fmt.Sprint(w, m.n)); err != nil {
+		return "", err
+	}
+	if m.n%4 == 0 {
+		return w, m.words.Remove(w)
+	}
+	return w, m.words.Put(w, int64(m.n))
+}
+
+// TestLightRecsMatchWrites: TakeLightRecs gives the writes a traced run
+// traces (the same entries through LightEntryOf, values through Old and
+// New, flags, and the position of the record, in order), for int64 states (values kept
+// unboxed) and boxed ones with clears and deletes, on both backends, with
+// the entries kept and starting over every few keys (generations that end
+// between takes); and every (generation, index) a record names is one
+// LightEntry, and one LightEntry one pair.
+func TestLightRecsMatchWrites(t *testing.T) {
+	job := func() *Job {
+		var lines []string
+		for i := range 40 {
+			lines = append(lines, fmt.Sprintf("w%d w%d w%d w%d", i%7, i%3, (i*5)%11, i%7))
+		}
+		j := NewJob("light-recs")
+		src := FromSource(j, "Source: s", newSlice(lines...), WatermarkStrategy[string]{}, UID("s"), Parallelism(1))
+		words := FlatMap(src, "split", func(l string, out Collector[string]) error {
+			for _, w := range strings.Fields(l) {
+				out.Collect(w)
+			}
+			return nil
+		}, UID("split"), Parallelism(1))
+		counted := RichMap(KeyBy(words, "self", func(s string) string { return s }), "count", &mixedState{}, UID("count"))
+		Sink(counted, "out", func(string) error { return nil }, UID("out"))
+		return j
+	}
+	for _, backend := range []string{"heap", "pebble"} {
+		for _, max := range []int{maxLightEntries, 3} {
+			t.Run(fmt.Sprintf("%s/max-%d", backend, max), func(t *testing.T) {
+				defer func(n int) { maxLightEntries = n }(maxLightEntries)
+				maxLightEntries = max
+				describe := func(st, op string, sub int, k, ns, uk, old, nw any, hadOld, cleared bool, pos int64) string {
+					return fmt.Sprintf("%s %s[%d] %v/%v/%v: %v (%v) -> %v cleared %v @%d", st, op, sub, k, ns, uk, old, hadOld, nw, cleared, pos)
+				}
+				var want, got []string
+				type pair struct {
+					gen uint32
+					idx int
+				}
+				byPair := map[pair]*LightEntry{}
+				byEntry := map[*LightEntry]pair{}
+				boxed, clears, int64s := 0, 0, 0
+				for _, recs := range []bool{false, true} {
+					e, err := NewExecutor(job(), Options{Trace: true, Parallelism: 1, Backend: backend, Output: io.Discard}, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if recs {
+						e.StartLight(0, nil)
+						e.BatchLightWrites(5)
+					}
+					for n := 0; !e.Finished(); n++ {
+						if err := e.Next(); err != nil && err != ErrFinished {
+							t.Fatal(err)
+						}
+						if !recs {
+							for _, ev := range e.TakeTrace() {
+								if ev.Kind == TraceStateWrite {
+									want = append(want, describe(ev.State, ev.Operator, ev.Subtask, ev.Key, ev.Namespace, ev.UserKey, ev.Old, ev.New, ev.HadOld, ev.Cleared, e.Position()))
+								}
+							}
+							continue
+						}
+						e.TakeLight()
+						if n%5 != 4 && !e.Finished() {
+							continue
+						}
+						b := e.TakeLightRecs()
+						for i := range b.Recs {
+							r := &b.Recs[i]
+							en := e.LightEntryOf(r)
+							gen, idx := r.Entry()
+							p := pair{gen, idx}
+							if q, ok := byEntry[en]; ok && q != p {
+								t.Fatalf("LightEntry %v named %v and %v", en.Key, q, p)
+							}
+							if f, ok := byPair[p]; ok && f != en {
+								t.Fatalf("%v names LightEntries %v and %v", p, f.Key, en.Key)
+							}
+							byPair[p], byEntry[en] = en, p
+							got = append(got, describe(en.State, en.Operator, en.Subtask, en.Key, en.Namespace, en.UserKey, b.Old(r), b.New(r), r.HadOld(), r.Cleared(), r.Position))
+							if r.Cleared() {
+								clears++
+							}
+							if en.State == "n" {
+								int64s++
+							}
+						}
+						boxed += len(b.Values)
+					}
+					e.Close()
+				}
+				if len(want) < 2*160 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+					t.Fatalf("records:\n%s\nwrites (%d):\n%s", strings.Join(got, "\n"), len(want), strings.Join(want, "\n"))
+				}
+				t.Logf("%d writes: %d int64, %d clears, %d boxed values", len(got), int64s, clears, boxed)
+				if int64s != 160 || clears < 40 || boxed < 300 {
+					t.Fatalf("%d int64 writes, %d clears, %d boxed values", int64s, clears, boxed)
+				}
+				if max < 11 && len(byEntry) <= 3*11 {
+					t.Errorf("%d LightEntries with at most %d kept: they never started over", len(byEntry), max)
+				}
+			})
+		}
+	}
+}
