@@ -35,7 +35,10 @@ type Backend struct {
 
 	// The change log of incremental checkpoints (changelog.go): log holds
 	// the state before every write since the first live mark.
-	log       []change
+	log []change
+	// logOff is how many records dropLog left before log in its array
+	// (at most: append may have moved it since).
+	logOff    int
 	marks     []markPos
 	nextMark  uint64
 	replaying bool
@@ -466,7 +469,7 @@ func (b *Backend) sortRestored() {
 // Close drops the backend's state.
 func (b *Backend) Close() error {
 	b.tables, b.timers, b.restored = map[string]*table{}, map[string]*timerQueue{}, map[string]*restoredState{}
-	b.log, b.marks = nil, nil
+	b.log, b.marks, b.logOff = nil, nil, 0
 	return nil
 }
 

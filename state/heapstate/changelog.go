@@ -165,7 +165,7 @@ func (b *Backend) Release(m state.Mark) {
 		b.marks = b.marks[1:]
 		b.dropLog(cut)
 		if len(b.marks) == 0 {
-			b.log = nil
+			b.log, b.logOff = nil, 0
 		}
 		return
 	}
@@ -208,15 +208,23 @@ func (b *Backend) dropLog(n int) {
 		return
 	}
 	rest := len(b.log) - n
-	copy(b.log, b.log[n:])
-	clear(b.log[rest:])
-	b.log = b.log[:rest]
+	// The log starts later in its array, instead of moving what is left
+	// of it to the front at every release: the session releases its
+	// oldest checkpoint while it keeps others, whose records are most of
+	// the log, and copying them each time cost more than the writes that
+	// made them. It moves once the records left behind outnumber it
+	// (each record is copied at most once per record dropped), or when
+	// append moves it to a new array.
+	clear(b.log[:n])
+	b.log = b.log[n:]
+	b.logOff += n
 	for k := range b.marks {
 		b.marks[k].pos -= n
 	}
 	// Give back the array when it is mostly empty.
-	if cap(b.log) > 1024 && rest < cap(b.log)/4 {
+	if held := cap(b.log) + b.logOff; held > 1024 && (rest < held/4 || b.logOff > rest) {
 		b.log = append(make([]change, 0, 2*rest), b.log...)
+		b.logOff = 0
 	}
 }
 
