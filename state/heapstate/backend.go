@@ -36,8 +36,9 @@ type Backend struct {
 	// The change log of incremental checkpoints (changelog.go): log holds
 	// the state before every write since the first live mark.
 	log []change
-	// logOff is how many records dropLog left before log in its array
-	// (at most: append may have moved it since).
+	// logBuf is log's array: log is logBuf[logOff:logOff+len(log)]
+	// (dropLog moves its start, record its end).
+	logBuf    []change
 	logOff    int
 	marks     []markPos
 	nextMark  uint64
@@ -469,7 +470,7 @@ func (b *Backend) sortRestored() {
 // Close drops the backend's state.
 func (b *Backend) Close() error {
 	b.tables, b.timers, b.restored = map[string]*table{}, map[string]*timerQueue{}, map[string]*restoredState{}
-	b.log, b.marks, b.logOff = nil, nil, 0
+	b.log, b.logBuf, b.logOff, b.marks = nil, nil, 0, nil
 	return nil
 }
 

@@ -95,7 +95,29 @@ func (b *Backend) newSegment() {
 // logging reports whether writes must be recorded.
 func (b *Backend) logging() bool { return len(b.marks) > 0 && !b.replaying }
 
-func (b *Backend) record(c change) { b.log = append(b.log, c) }
+func (b *Backend) record(c change) {
+	if len(b.log) == cap(b.log) {
+		b.moveLog()
+	}
+	b.log = append(b.log, c)
+}
+
+// moveLog makes room at the end of a full log: it moves to the front of
+// its array when dropLog left at least as many records' room there as it
+// holds (each record is moved at most once per record dropped), or to a
+// new array twice its length.
+func (b *Backend) moveLog() {
+	n := len(b.log)
+	if b.logOff > 0 && b.logOff >= n {
+		copy(b.logBuf, b.log)
+		clear(b.logBuf[n : b.logOff+n])
+		b.log, b.logOff = b.logBuf[:n], 0
+		return
+	}
+	b.logBuf = make([]change, max(2*n, 256))
+	copy(b.logBuf, b.log)
+	b.log, b.logOff = b.logBuf[:n], 0
+}
 
 // Mark records the state as it is now; it costs nothing per entry.
 func (b *Backend) Mark() (state.Mark, error) {
@@ -165,7 +187,7 @@ func (b *Backend) Release(m state.Mark) {
 		b.marks = b.marks[1:]
 		b.dropLog(cut)
 		if len(b.marks) == 0 {
-			b.log, b.logOff = nil, 0
+			b.log, b.logBuf, b.logOff = nil, nil, 0
 		}
 		return
 	}
@@ -212,9 +234,7 @@ func (b *Backend) dropLog(n int) {
 	// of it to the front at every release: the session releases its
 	// oldest checkpoint while it keeps others, whose records are most of
 	// the log, and copying them each time cost more than the writes that
-	// made them. It moves once the records left behind outnumber it
-	// (each record is copied at most once per record dropped), or when
-	// append moves it to a new array.
+	// made them (record moves them when the array is full: moveLog).
 	clear(b.log[:n])
 	b.log = b.log[n:]
 	b.logOff += n
@@ -222,9 +242,10 @@ func (b *Backend) dropLog(n int) {
 		b.marks[k].pos -= n
 	}
 	// Give back the array when it is mostly empty.
-	if held := cap(b.log) + b.logOff; held > 1024 && (rest < held/4 || b.logOff > rest) {
-		b.log = append(make([]change, 0, 2*rest), b.log...)
-		b.logOff = 0
+	if len(b.logBuf) > 1024 && rest < len(b.logBuf)/4 {
+		b.logBuf = append(make([]change, 0, 2*rest), b.log...)
+		b.log, b.logOff = b.logBuf, 0
+		b.logBuf = b.logBuf[:cap(b.logBuf)]
 	}
 }
 
