@@ -103,20 +103,19 @@ func (b *Backend) record(c change) {
 }
 
 // moveLog makes room at the end of a full log: it moves to the front of
-// its array when dropLog left at least as many records' room there as it
-// holds (each record is moved at most once per record dropped), or to a
-// new array twice its length.
+// its array when dropLog left a quarter of its length's room or more
+// there (so each record is moved at most four times per record dropped),
+// or to a larger array, as append grows one.
 func (b *Backend) moveLog() {
 	n := len(b.log)
-	if b.logOff > 0 && b.logOff >= n {
+	if b.logOff > 0 && b.logOff >= n/4 {
 		copy(b.logBuf, b.log)
 		clear(b.logBuf[n : b.logOff+n])
 		b.log, b.logOff = b.logBuf[:n], 0
 		return
 	}
-	b.logBuf = make([]change, max(2*n, 256))
-	copy(b.logBuf, b.log)
-	b.log, b.logOff = b.logBuf[:n], 0
+	grown := append(b.log, change{})[:n]
+	b.logBuf, b.log, b.logOff = grown[:cap(grown)], grown, 0
 }
 
 // Mark records the state as it is now; it costs nothing per entry.
