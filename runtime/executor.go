@@ -424,7 +424,10 @@ func (e *Executor) build(restore *restoring) error {
 						inst.hashOut = rt
 					}
 				}
-				if inst.direct && inst.outs[0].tag == "" {
+				// A source emits its one record last too, but for --fail-at
+				// (sourceOp.emitDirect).
+				srcDirect := inst.src != nil && len(inst.outs) == 1 && inst.outs[0].chained >= 0 && st.ops[inst.outs[0].chained].two == nil
+				if (inst.direct || srcDirect) && inst.outs[0].tag == "" {
 					if c, ok := st.ops[inst.outs[0].chained].op.(*userOp); ok {
 						inst.next, inst.nextIn = c.typed, c.in
 					}

@@ -337,11 +337,6 @@ func (s *sourceOp[T]) pull(ctx *OperatorContext) (bool, error) {
 		ctx.exec.advanceProcessingTime(ev.Advance.Milliseconds())
 	default:
 		r := Record{Timestamp: ev.Timestamp, HasTimestamp: ev.HasTimestamp}
-		if ctx.inst.slotOut {
-			r.Value = s.arena.put(ev.Value, ctx.exec.slotGen)
-		} else {
-			r.Value = ev.Value
-		}
 		if s.wm.Timestamp != nil {
 			ts, err := s.wm.Timestamp(ev.Value)
 			if err != nil {
@@ -364,12 +359,47 @@ func (s *sourceOp[T]) pull(ctx *OperatorContext) (bool, error) {
 		}
 		// A record makes an idle source active again before it is sent.
 		s.setIdle(ctx, false)
-		ctx.emitRecord(r)
+		if !s.emitDirect(ctx, r, ev.Value) {
+			if ctx.inst.slotOut {
+				r.Value = s.arena.put(ev.Value, ctx.exec.slotGen)
+			} else {
+				r.Value = ev.Value
+			}
+			ctx.emitRecord(r)
+		}
 		if s.wm.Generate {
 			s.advance(ctx, s.gen.watermark())
 		}
 	}
 	return false, nil
+}
+
+// emitDirect runs the source's one chained consumer, a typed operator
+// (opInstance.next), on the record r of value v at once (runDirectTyped),
+// when drainBatch runs and nothing else is in flight in the call
+// (canRunDirect): the step the stack would run next. What the source does
+// after the emission cannot fail and follows the consumer's step anyway
+// (its watermark goes to the chain after the record); the injected
+// failure of --fail-at, which fails the source's step after the call, is
+// the exception: that record goes through the stack, and the failure
+// clears it unhandled. It reports false, having done nothing, otherwise.
+func (s *sourceOp[T]) emitDirect(ctx *OperatorContext, r Record, v T) bool {
+	e, inst := ctx.exec, ctx.inst
+	if inst.next == nil || !e.canRunDirect() || e.position == e.opts.FailAt {
+		return false
+	}
+	f, ok := inst.next.(typedFn[T])
+	if !ok {
+		return false
+	}
+	sl, ok := inst.nextIn.(*slot[T])
+	if !ok {
+		sl = s.arena.put(v, e.slotGen) // a consumer that may keep it
+	}
+	sl.v = v
+	ctx.rec = r
+	runDirectTyped(ctx, f, sl)
+	return true
 }
 
 // setIdle announces a change of the source's watermark status downstream.

@@ -162,10 +162,16 @@ type chainRun struct {
 }
 
 func runChain(t *testing.T, j *Job, step, trace bool) chainRun {
+	return runChainAt(t, j, step, trace, 0)
+}
+
+// runChainAt is runChain with a failure injected while source event failAt
+// is read (Options.FailAt; 0: none).
+func runChainAt(t *testing.T, j *Job, step, trace bool, failAt int64) chainRun {
 	t.Helper()
 	var out bytes.Buffer
 	var run chainRun
-	e, err := NewExecutor(j, Options{Output: &out, Trace: trace, Capture: func(c Captured) {
+	e, err := NewExecutor(j, Options{Output: &out, Trace: trace, FailAt: failAt, Capture: func(c Captured) {
 		run.captured = append(run.captured, fmt.Sprintf("%s/%d %q %v ts=%d/%v", c.Operator, c.Subtask, c.Tag, c.Value, c.Timestamp, c.HasTimestamp))
 	}}, nil)
 	if err != nil {
@@ -219,9 +225,10 @@ func TestTypedDirectMatchesSteps(t *testing.T) {
 // subtasks of their own (a random parallelism per operator: rebalanced
 // and hash-partitioned inputs of one to three channels), with a watermark
 // after every line, run with Next (a typed head runs the records of its
-// input queue in one loop: drainHead) and element by element with
-// StepInto, with and without a trace, give the same outputs, captured
-// sink records, steps and failures.
+// input queue in one loop: drainHead; the source runs the split at once:
+// sourceOp.emitDirect) and element by element with StepInto, with and
+// without a trace, give the same outputs, captured sink records, steps
+// and failures, an injected --fail-at failure among them.
 func TestDrainHeadMatchesSteps(t *testing.T) {
 	heads, multi, failed := 0, 0, 0
 	for seed := uint64(0); seed < 300; seed++ {
@@ -229,10 +236,18 @@ func TestDrainHeadMatchesSteps(t *testing.T) {
 		if seed%3 != 0 {
 			failOp, failOn, panicking = int(seed%7), []string{"a", "bb", "x", "!", "dd"}[seed%5], seed%2 == 0
 		}
+		// A fifth of the jobs also fail reading a line (--fail-at): the
+		// source's step fails after the call, its record unhandled.
+		failAt := int64(0)
+		if seed%5 == 4 {
+			failAt = int64(1 + seed%9)
+		}
 		job := func() *Job { return randomChainSpread(seed, failOp, failOn, panicking, true) }
-		batch := runChain(t, job(), false, false)
+		batch := runChainAt(t, job(), false, false, failAt)
+		// The user's panic is the failure unless the injected one came first.
+		panicked := panicking && (batch.failure == nil || !strings.Contains(batch.failure.Error(), "(--fail-at)"))
 		for _, trace := range []bool{false, true} {
-			compareChainRuns(t, fmt.Sprintf("seed %d trace %v", seed, trace), batch, runChain(t, job(), true, trace), panicking)
+			compareChainRuns(t, fmt.Sprintf("seed %d trace %v fail at %d", seed, trace, failAt), batch, runChainAt(t, job(), true, trace, failAt), panicked)
 		}
 		if batch.failure != nil {
 			failed++
