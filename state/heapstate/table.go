@@ -56,6 +56,14 @@ type table struct {
 	// to sort again); writes that add or remove a composite drop it, so a
 	// view of a large state sorts a key group once, not at every stop.
 	order [][]string
+	// orderCells caches, for a value state, the cells of order[i] in the
+	// same order (orderOf[i] is the order they were looked up from), so
+	// that Entries follows pointers instead of hashing every composite.
+	// INVARIANT: a cell is only ever put in or taken out of a key group's
+	// map with touch (cells are changed in place otherwise), so the cache
+	// touch keeps holds the map's cells.
+	orderCells [][]*cell
+	orderOf    [][]string
 	// hit is the cell the last Get found, for the Put that usually follows
 	// (read-modify-write: counters, reducing and aggregating Add), so that
 	// it needs no second map lookup. Valid while hitGen is the backend's key
@@ -110,6 +118,31 @@ func (t *table) touch(i int) {
 	if t.order != nil {
 		t.order[i] = nil
 	}
+	if t.orderCells != nil {
+		t.orderCells[i], t.orderOf[i] = nil, nil
+	}
+}
+
+// sortedCells returns the cells of m, the value map of key group index
+// i, in the order of its composites (sorted), looked up once per order.
+func (t *table) sortedCells(i int, m map[string]*cell) []*cell {
+	keys := sorted(t, i, m)
+	if t.orderCells == nil {
+		t.orderCells, t.orderOf = make([][]*cell, t.b.groups.Len()), make([][]string, t.b.groups.Len())
+	}
+	cs, of := t.orderCells[i], t.orderOf[i]
+	// The cells of this very order (sorted may have sorted again).
+	if cs != nil && len(of) == len(keys) && (len(keys) == 0 || &of[0] == &keys[0]) {
+		return cs
+	}
+	cs = make([]*cell, 0, len(keys))
+	for _, k := range keys {
+		if c := m[k]; c != nil {
+			cs = append(cs, c)
+		}
+	}
+	t.orderCells[i], t.orderOf[i] = cs, keys
+	return cs
 }
 
 // sorted returns the composites of m, key group index i, in order.
@@ -794,13 +827,8 @@ func (t *table) entries(kg int, arena *[]byte, yield func(state.Entry) bool) boo
 	}
 	switch {
 	case t.vals != nil:
-		m := t.vals[i]
-		for _, k := range sorted(t, i, m) {
-			c := m[k]
-			if c == nil {
-				continue
-			}
-			key, ns := splitKey(k)
+		for _, c := range t.sortedCells(i, t.vals[i]) {
+			key, ns := splitKey(c.key)
 			if !emit(key, ns, nil, c.v, c) {
 				return false
 			}
