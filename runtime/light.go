@@ -185,10 +185,49 @@ type light struct {
 	batch bool
 }
 
-// lightGen is a generation of a traced table's LightEntries.
+// lightGen is a generation of a traced table's LightEntries: the
+// operator, subtask and state they share, and each entry's key group and
+// display values (disp); the LightEntries themselves are made when asked
+// for (LightEntryOf, LightWrites), or at once when the reader makes them
+// (StartLight's newEntry). A reader of LightRecs (LightEntryAt) needs
+// none: a large state costs 56 bytes an entry here, not a LightEntry of
+// 112 and a pointer to it.
 type lightGen struct {
-	entries []*LightEntry
-	ended   int64
+	ended    int64
+	operator string
+	subtask  int
+	state    string
+	disp     []lightDisp
+	entries  []*LightEntry // by index, nil: not made (yet)
+}
+
+type lightDisp struct {
+	key, ns, uk any
+	kg          int
+}
+
+// at is entry idx of g as a LightEntry value.
+func (g *lightGen) at(idx int) LightEntry {
+	d := &g.disp[idx]
+	return LightEntry{Operator: g.operator, Subtask: g.subtask, State: g.state, KeyGroup: d.kg, Key: d.key, Namespace: d.ns, UserKey: d.uk}
+}
+
+// entry is the LightEntry of idx in g, made (by l) when it was not.
+func (g *lightGen) entry(l *light, idx int) *LightEntry {
+	if idx >= len(g.entries) {
+		es := make([]*LightEntry, max(2*len(g.entries), idx+1, 16))
+		copy(es, g.entries)
+		g.entries = es
+	}
+	if e := g.entries[idx]; e != nil {
+		return e
+	}
+	e := l.entry()
+	data := e.Data
+	*e = g.at(idx)
+	e.Data = data
+	g.entries[idx] = e
+	return e
 }
 
 // StartLight puts a traced executor (Options.Trace) in light mode (see
@@ -269,7 +308,18 @@ func (l *light) take() LightRecs {
 // entryOf is the LightEntry r names (its generation is kept: take).
 func (l *light) entryOf(r *LightRec) *LightEntry {
 	gen, idx := r.Entry()
-	return l.gens[gen].entries[idx]
+	return l.gens[gen].entry(l, idx)
+}
+
+// LightEntryAt returns the entry a write TakeLightRecs returned names, as
+// LightEntryOf's fields (Data aside): it makes no LightEntry. Valid
+// until the take after next (the zero LightEntry outside light mode).
+func (e *Executor) LightEntryAt(r *LightRec) LightEntry {
+	if e.light == nil {
+		return LightEntry{}
+	}
+	gen, idx := r.Entry()
+	return e.light.gens[gen].at(idx)
 }
 
 // LightEntryOf returns the entry a write TakeLightRecs returned names,
@@ -477,7 +527,7 @@ func (t *tracedTable) lightRec(l *light, ns, uk []byte, old, nw int64, flags uin
 	if uk == nil && t.tagger != nil {
 		tag = t.tagger.EntryTag(ns)
 		if tag != nil && *tag>>32 == lt.gen && lt.gen != 0 {
-			if i := uint32(*tag); int(i) < len(lt.cur.entries) {
+			if i := uint32(*tag); int(i) < len(lt.cur.disp) {
 				l.recs.Recs = append(l.recs.Recs, LightRec{Position: t.exec.position, old: old, new: nw, gen: uint32(lt.gen), idx: i | flags})
 				return
 			}
@@ -503,32 +553,36 @@ func (t *tracedTable) lightRec(l *light, ns, uk []byte, old, nw int64, flags uin
 		i, ok = lt.index[string(b)]
 	}
 	if !ok || lt.gen == 0 {
-		if lt.gen == 0 || len(lt.cur.entries) >= min(maxLightEntries, recIndex+1) {
+		if lt.gen == 0 || len(lt.cur.disp) >= min(maxLightEntries, recIndex+1) {
 			// The writes not yet taken name their entries in the
 			// generation that ends here: it is kept until they are
 			// done with (light.take).
 			if lt.cur != nil {
 				lt.cur.ended = l.takes
 			}
-			*lt = lightTable{index: map[string]int32{}, cur: &lightGen{ended: -1}, l: l}
+			g := &lightGen{ended: -1, state: t.Table.Desc().Meta.StateName}
+			if t.inst.ctx != nil {
+				g.operator, g.subtask = t.inst.info.Name, t.inst.ctx.st.index
+			}
+			*lt = lightTable{index: map[string]int32{}, cur: g, l: l}
 			for lt.gen == 0 {
 				lt.gen = lightGens.Add(1) & (1<<32 - 1)
 			}
 			l.gens[uint32(lt.gen)] = lt.cur
 		}
-		ent := l.entry()
+		g := lt.cur
 		l.cur.NewEntries++
-		ent.State, ent.KeyGroup = t.Table.Desc().Meta.StateName, kg
-		if t.inst.ctx != nil {
-			ent.Operator, ent.Subtask = t.inst.info.Name, t.inst.ctx.st.index
-		}
-		ent.Key, ent.Namespace, ent.UserKey = t.display(key, ns, uk)
-		i = int32(len(lt.cur.entries))
-		if len(lt.cur.entries) == cap(lt.cur.entries) {
+		i = int32(len(g.disp))
+		if len(g.disp) == cap(g.disp) {
 			// Doubled (append grows a large array by a quarter at a time).
-			lt.cur.entries = append(make([]*LightEntry, 0, max(2*len(lt.cur.entries), 16)), lt.cur.entries...)
+			g.disp = append(make([]lightDisp, 0, max(2*len(g.disp), 16)), g.disp...)
 		}
-		lt.cur.entries = append(lt.cur.entries, ent)
+		d := lightDisp{kg: kg}
+		d.key, d.ns, d.uk = t.display(key, ns, uk)
+		g.disp = append(g.disp, d)
+		if l.newEntry != nil {
+			g.entry(l, int(i)) // the reader's, made now
+		}
 		if tag == nil {
 			lt.index[string(b)] = i
 		}

@@ -3,8 +3,10 @@ package runtime
 import (
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"streamdbg/state"
 )
@@ -50,8 +52,8 @@ func (m *mixedState) Map(w string) (string, error) {
 }
 
 // TestLightRecsMatchWrites: TakeLightRecs gives the writes a traced run
-// traces (the same entries through LightEntryOf, values through Old and
-// New, flags, and the position of the record, in order), for int64 states (values kept
+// traces (the same entries through LightEntryOf and LightEntryAt, values
+// through Old and New, flags, and the position of the record, in order), for int64 states (values kept
 // unboxed) and boxed ones with clears and deletes, on both backends, with
 // the entries kept and starting over every few keys (generations that end
 // between takes); and every (generation, index) a record names is one
@@ -79,8 +81,8 @@ func TestLightRecsMatchWrites(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/max-%d", backend, max), func(t *testing.T) {
 				defer func(n int) { maxLightEntries = n }(maxLightEntries)
 				maxLightEntries = max
-				describe := func(st, op string, sub int, k, ns, uk, old, nw any, hadOld, cleared bool, pos int64) string {
-					return fmt.Sprintf("%s %s[%d] %v/%v/%v: %v (%v) -> %v cleared %v @%d", st, op, sub, k, ns, uk, old, hadOld, nw, cleared, pos)
+				describe := func(st, op string, sub, kg int, k, ns, uk, old, nw any, hadOld, cleared bool, pos int64) string {
+					return fmt.Sprintf("%s %s[%d] kg %d %v/%v/%v: %v (%v) -> %v cleared %v @%d", st, op, sub, kg, k, ns, uk, old, hadOld, nw, cleared, pos)
 				}
 				var want, got []string
 				type pair struct {
@@ -106,7 +108,7 @@ func TestLightRecsMatchWrites(t *testing.T) {
 						if !recs {
 							for _, ev := range e.TakeTrace() {
 								if ev.Kind == TraceStateWrite {
-									want = append(want, describe(ev.State, ev.Operator, ev.Subtask, ev.Key, ev.Namespace, ev.UserKey, ev.Old, ev.New, ev.HadOld, ev.Cleared, e.Position()))
+									want = append(want, describe(ev.State, ev.Operator, ev.Subtask, ev.KeyGroup, ev.Key, ev.Namespace, ev.UserKey, ev.Old, ev.New, ev.HadOld, ev.Cleared, e.Position()))
 								}
 							}
 							continue
@@ -128,7 +130,12 @@ func TestLightRecsMatchWrites(t *testing.T) {
 								t.Fatalf("%v names LightEntries %v and %v", p, f.Key, en.Key)
 							}
 							byPair[p], byEntry[en] = en, p
-							got = append(got, describe(en.State, en.Operator, en.Subtask, en.Key, en.Namespace, en.UserKey, b.Old(r), b.New(r), r.HadOld(), r.Cleared(), r.Position))
+							// LightEntryAt is the entry's fields without a LightEntry.
+							at := e.LightEntryAt(r)
+							if !reflect.DeepEqual(at, *en) {
+								t.Fatalf("LightEntryAt %+v, LightEntryOf %+v", at, *en)
+							}
+							got = append(got, describe(at.State, at.Operator, at.Subtask, at.KeyGroup, at.Key, at.Namespace, at.UserKey, b.Old(r), b.New(r), r.HadOld(), r.Cleared(), r.Position))
 							if r.Cleared() {
 								clears++
 							}
@@ -152,5 +159,15 @@ func TestLightRecsMatchWrites(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestLightDispSize: a light run keeps an entry's key group and display
+// values, 56 bytes, for every key it writes (200k in the session's
+// BenchmarkContinue), and makes no LightEntry (112 bytes and a pointer)
+// for a reader of LightRecs.
+func TestLightDispSize(t *testing.T) {
+	if n := unsafe.Sizeof(lightDisp{}); n > 56 {
+		t.Fatalf("lightDisp is %d bytes, more than 56", n)
 	}
 }

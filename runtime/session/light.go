@@ -294,7 +294,7 @@ func (c *collector) foldIn(final bool) {
 		he := *at
 		made := false
 		if he == nil {
-			e := exec.LightEntryOf(w)
+			e := exec.LightEntryAt(w)
 			he, made = h.lookup(Entry(e.Operator, e.Subtask, e.State, e.Key, e.Namespace, e.UserKey), l.spare())
 			if made {
 				l.used()
@@ -432,7 +432,7 @@ func (c *collector) changeLight(he *histEntry, b *runtime.LightRecs, w *runtime.
 			c.dropped++
 			return
 		}
-		e := c.s.exec.LightEntryOf(w)
+		e := c.s.exec.LightEntryAt(w)
 		c.addChange(he.id, Change{Old: b.Old(w), HadOld: w.HadOld(), KeyGroup: e.KeyGroup, Key: e.Key, Namespace: e.Namespace, UserKey: e.UserKey}, he)
 	}
 	ch := &c.changes[he.ch]
