@@ -244,11 +244,17 @@ func KeyBy[K, T any](s *Stream[T], keyName string, key func(T) K) *KeyedStream[K
 // another system stores them, or encoded more compactly than KeyCodec does.
 func KeyByCodec[K, T any](s *Stream[T], keyName string, key func(T) K, codec state.Codec[K]) *KeyedStream[K, T] {
 	ks := &KeyedStream[K, T]{in: s, keyOf: key, codec: codec, label: "hash(" + keyName + ")"}
+	typed := func(dst []byte, v T) []byte { return codec.Append(dst, key(v)) }
+	if sk, ok := any(key).(func(T) string); ok && any(codec) == any(state.String) {
+		// A string key in state.String's encoding is its bytes: appended
+		// without a call through the codec's interface.
+		typed = func(dst []byte, v T) []byte { return append(dst, sk(v)...) }
+	}
 	ks.erased = KeySelector{
 		Append: func(dst []byte, v any) []byte { return codec.Append(dst, key(readValue[T](v))) },
 		Codec:  state.Erase(codec),
 		Type:   reflect.TypeFor[K](),
-		typed:  func(dst []byte, v T) []byte { return codec.Append(dst, key(v)) },
+		typed:  typed,
 	}
 	return ks
 }
