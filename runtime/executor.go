@@ -1345,6 +1345,11 @@ func (b *batchStep) step() *work {
 		w := b.el.work(b.st)
 		return &w
 	}
+	if b.depth > 0 {
+		// A direct step: runDirectTyped leaves its record in the
+		// operator's context only.
+		b.w.rec = b.inst.ctx.rec
+	}
 	return b.w
 }
 

@@ -125,7 +125,9 @@ func emitSlot[T any](ctx *OperatorContext, s *slot[T]) {
 // typed. emit's other work does not apply: drainBatch runs without a
 // trace, and the main output is not captured. It is enterDirect, the
 // call and leaveDirect in one frame (the same batch step: the consumer's
-// work item, the context's record and error, the failure).
+// work item, the context's record and error, the failure), but for the
+// record in the work item: a failure reads it from the consumer's
+// context (here, and batchStep.step for a panic).
 func runDirectTyped[T any](ctx *OperatorContext, f typedFn[T], s *slot[T]) {
 	e := ctx.exec
 	if e.light != nil {
@@ -141,7 +143,7 @@ func runDirectTyped[T any](ctx *OperatorContext, f typedFn[T], s *slot[T]) {
 	b.depth++
 	// INVARIANT: ws[depth] is zero but while a direct step uses it.
 	w := &b.ws[b.depth]
-	w.op, w.rec = int32(op), c.rec
+	w.op = int32(op)
 	b.inst, b.w = inst, w
 	e.steps++
 	if inst.keyed != nil {
@@ -155,9 +157,11 @@ func runDirectTyped[T any](ctx *OperatorContext, f typedFn[T], s *slot[T]) {
 		c.err = nil
 	}
 	if err != nil {
+		w.rec = c.rec
 		e.fail(st, inst, w, err, "")
+		w.rec = Record{}
 	}
-	w.op, w.rec = 0, Record{}
+	w.op = 0
 	b.depth--
 	b.inst, b.w = prevInst, prevW
 }
