@@ -86,6 +86,17 @@ type genHists struct {
 // of returns where the history of the entry r names is kept.
 func (x *entryHists) of(r *runtime.LightRec) **histEntry {
 	gen, idx := r.Entry()
+	if x.last < len(x.gens) {
+		if g := &x.gens[x.last]; g.gen == gen && idx < len(g.hists) {
+			return &g.hists[idx]
+		}
+	}
+	return x.ofSlow(gen, idx)
+}
+
+// ofSlow is of for another generation than the last write's, or an index
+// beyond its array (grown).
+func (x *entryHists) ofSlow(gen uint32, idx int) **histEntry {
 	if x.last >= len(x.gens) || x.gens[x.last].gen != gen {
 		x.find(gen)
 	}
@@ -228,9 +239,20 @@ const foldBlock = 128
 // is kept (lightRun.touched) so that the reads are not left out.
 func (x *entryHists) touch(rs []runtime.LightRec) int64 {
 	var sum int64
+	var hists []*histEntry
+	cur := uint32(0)
 	for i := range rs {
-		if he := *x.of(&rs[i]); he != nil {
-			sum += he.num + int64(he.chGen)
+		gen, idx := rs[i].Entry()
+		if gen != cur || hists == nil {
+			// A short loop (the generation changes seldom): more of the
+			// reads are under way at once.
+			x.find(gen)
+			hists, cur = x.gens[x.last].hists, gen
+		}
+		if idx < len(hists) {
+			if he := hists[idx]; he != nil {
+				sum += he.num + int64(he.chGen)
+			}
 		}
 	}
 	return sum
