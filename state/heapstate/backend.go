@@ -326,24 +326,9 @@ func (b *Backend) States() []state.StateMeta {
 // stateName restricts them to that state.
 func (b *Backend) Entries(keyGroup int, stateName string) iter.Seq2[state.Entry, error] {
 	return func(yield func(state.Entry, error) bool) {
-		if !b.groups.Contains(keyGroup) {
-			yield(state.Entry{}, fmt.Errorf("heapstate: entries: key group %d outside %s", keyGroup, b.groups))
-			return
-		}
-		names := []string{stateName}
-		if stateName == "" {
-			names = b.stateNames()
-		}
-		for _, name := range names {
-			src := b.source(name)
-			if src == nil {
-				yield(state.Entry{}, fmt.Errorf("heapstate: entries of %q: %w", name, state.ErrNotRegistered))
-				return
-			}
-			if !src.entries(keyGroup, nil, func(e state.Entry) bool { return yield(e, nil) }) {
-				return
-			}
-		}
+		b.walkEntries(keyGroup, stateName, nil,
+			func(e state.Entry) bool { return yield(e, nil) },
+			func(err error) { yield(state.Entry{}, err) })
 	}
 }
 
@@ -356,26 +341,36 @@ func (b *Backend) EntryBatches(keyGroup int, stateName string) iter.Seq2[[]state
 	return func(yield func([]state.Entry, error) bool) {
 		bt := state.NewBatcher(yield)
 		defer bt.Release()
-		if !b.groups.Contains(keyGroup) {
-			bt.Fail(fmt.Errorf("heapstate: entries: key group %d outside %s", keyGroup, b.groups))
-			return
+		if b.walkEntries(keyGroup, stateName, &bt.Arena, bt.Add, bt.Fail) {
+			bt.Flush()
 		}
-		names := []string{stateName}
-		if stateName == "" {
-			names = b.stateNames()
-		}
-		for _, name := range names {
-			src := b.source(name)
-			if src == nil {
-				bt.Fail(fmt.Errorf("heapstate: entries of %q: %w", name, state.ErrNotRegistered))
-				return
-			}
-			if !src.entries(keyGroup, &bt.Arena, bt.Add) {
-				return
-			}
-		}
-		bt.Flush()
 	}
+}
+
+// walkEntries hands each entry of keyGroup (of stateName alone when it is
+// not empty) to emit, its values encoded into arena (a scratch buffer
+// when nil), in Entry order. It reports whether it went through them all:
+// false when emit stopped it or after handing fail the error that did.
+func (b *Backend) walkEntries(keyGroup int, stateName string, arena *[]byte, emit func(state.Entry) bool, fail func(error)) bool {
+	if !b.groups.Contains(keyGroup) {
+		fail(fmt.Errorf("heapstate: entries: key group %d outside %s", keyGroup, b.groups))
+		return false
+	}
+	names := []string{stateName}
+	if stateName == "" {
+		names = b.stateNames()
+	}
+	for _, name := range names {
+		src := b.source(name)
+		if src == nil {
+			fail(fmt.Errorf("heapstate: entries of %q: %w", name, state.ErrNotRegistered))
+			return false
+		}
+		if !src.entries(keyGroup, arena, emit) {
+			return false
+		}
+	}
+	return true
 }
 
 // Restore loads snapshotted entries. Entries of declared states are decoded
