@@ -8,12 +8,15 @@ import (
 )
 
 // lightJob counts words in value state: many writes per key.
-func lightJob() *Job {
+func lightJob() *Job { return lightJobWith("light", &counter{}) }
+
+// lightJobWith is lightJob with its own name and keyed map.
+func lightJobWith(name string, count MapFunction[string, string]) *Job {
 	var lines []string
 	for i := range 40 {
 		lines = append(lines, fmt.Sprintf("w%d w%d w%d w%d", i%7, i%3, (i*5)%11, i%7))
 	}
-	j := NewJob("light")
+	j := NewJob(name)
 	src := FromSource(j, "Source: s", newSlice(lines...), WatermarkStrategy[string]{}, UID("s"), Parallelism(1))
 	words := FlatMap(src, "split", func(l string, out Collector[string]) error {
 		for _, w := range strings.Fields(l) {
@@ -21,7 +24,7 @@ func lightJob() *Job {
 		}
 		return nil
 	}, UID("split"), Parallelism(1))
-	counted := RichMap(KeyBy(words, "self", func(s string) string { return s }), "count", &counter{}, UID("count"))
+	counted := RichMap(KeyBy(words, "self", func(s string) string { return s }), "count", count, UID("count"))
 	Sink(counted, "out", func(string) error { return nil }, UID("out"))
 	return j
 }

@@ -59,23 +59,7 @@ func (m *mixedState) Map(w string) (string, error) {
 // between takes); and every (generation, index) a record names is one
 // LightEntry, and one LightEntry one pair.
 func TestLightRecsMatchWrites(t *testing.T) {
-	job := func() *Job {
-		var lines []string
-		for i := range 40 {
-			lines = append(lines, fmt.Sprintf("w%d w%d w%d w%d", i%7, i%3, (i*5)%11, i%7))
-		}
-		j := NewJob("light-recs")
-		src := FromSource(j, "Source: s", newSlice(lines...), WatermarkStrategy[string]{}, UID("s"), Parallelism(1))
-		words := FlatMap(src, "split", func(l string, out Collector[string]) error {
-			for _, w := range strings.Fields(l) {
-				out.Collect(w)
-			}
-			return nil
-		}, UID("split"), Parallelism(1))
-		counted := RichMap(KeyBy(words, "self", func(s string) string { return s }), "count", &mixedState{}, UID("count"))
-		Sink(counted, "out", func(string) error { return nil }, UID("out"))
-		return j
-	}
+	job := func() *Job { return lightJobWith("light-recs", &mixedState{}) }
 	for _, backend := range []string{"heap", "pebble"} {
 		for _, max := range []int{maxLightEntries, 3} {
 			t.Run(fmt.Sprintf("%s/max-%d", backend, max), func(t *testing.T) {
