@@ -3,13 +3,11 @@ package savepoint
 import (
 	"fmt"
 	"iter"
-	goruntime "runtime"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"streamdbg/internal/cputime"
 	"streamdbg/state"
 	"streamdbg/state/heapstate"
 	"streamdbg/state/pebblestate"
@@ -120,24 +118,7 @@ func BenchmarkSavepointFromBackend(b *testing.B) {
 			}
 		})
 		b.Run(kind+"/ratio", func(b *testing.B) {
-			var bt, et, bc, ec time.Duration
-			for i := range b.N {
-				for k := range 2 {
-					b.StopTimer()
-					goruntime.GC()
-					b.StartTimer()
-					start, c0 := time.Now(), cputime.Process()
-					if (i+k)%2 == 0 {
-						write(b, true)
-						bt += time.Since(start)
-						bc += cputime.Process() - c0
-					} else {
-						write(b, false)
-						et += time.Since(start)
-						ec += cputime.Process() - c0
-					}
-				}
-			}
+			bt, et, bc, ec := alternate(b, func(int) { write(b, true) }, func(int) { write(b, false) })
 			b.ReportMetric(float64(et)/float64(bt), "x-each")
 			if bc > 0 {
 				b.ReportMetric(float64(ec)/float64(bc), "x-each-cpu")

@@ -413,24 +413,7 @@ func BenchmarkSavepoint(b *testing.B) {
 		}
 	})
 	ratio := func(b *testing.B, ours, plain func(i int)) {
-		var o, p, oc, pc time.Duration
-		for i := range b.N {
-			for k := range 2 {
-				b.StopTimer()
-				goruntime.GC()
-				b.StartTimer()
-				start, c0 := time.Now(), cputime.Process()
-				if (i+k)%2 == 0 {
-					ours(i)
-					o += time.Since(start)
-					oc += cputime.Process() - c0
-				} else {
-					plain(i)
-					p += time.Since(start)
-					pc += cputime.Process() - c0
-				}
-			}
-		}
+		o, p, oc, pc := alternate(b, ours, plain)
 		b.ReportMetric(float64(p)/float64(o), "x-plain")
 		if oc > 0 {
 			b.ReportMetric(float64(pc)/float64(oc), "x-plain-cpu")
@@ -460,4 +443,28 @@ func BenchmarkSavepoint(b *testing.B) {
 	b.Run("write-each-ratio", func(b *testing.B) {
 		ratio(b, func(i int) { writeEach(b, i) }, func(i int) { plainWrite(b, i) })
 	})
+}
+
+// alternate runs first and second in every iteration, taking turns at
+// which goes first, each after a garbage collection outside the timer,
+// and returns the wall and CPU (getrusage) time each took in all.
+func alternate(b *testing.B, first, second func(i int)) (firstWall, secondWall, firstCPU, secondCPU time.Duration) {
+	for i := range b.N {
+		for k := range 2 {
+			b.StopTimer()
+			goruntime.GC()
+			b.StartTimer()
+			start, c0 := time.Now(), cputime.Process()
+			if (i+k)%2 == 0 {
+				first(i)
+				firstWall += time.Since(start)
+				firstCPU += cputime.Process() - c0
+			} else {
+				second(i)
+				secondWall += time.Since(start)
+				secondCPU += cputime.Process() - c0
+			}
+		}
+	}
+	return firstWall, secondWall, firstCPU, secondCPU
 }
