@@ -77,47 +77,17 @@ func FillLarge(t testing.TB, b state.KeyedBackend, maxParallelism int, seed uint
 // batches read with all states together.
 func CheckEntryBatches(t testing.TB, b state.EntryBatcher) (entries, batches int) {
 	t.Helper()
-	clone := func(e state.Entry) state.Entry {
-		return state.Entry{State: e.State, KeyGroup: e.KeyGroup, Key: bytes.Clone(e.Key), Namespace: bytes.Clone(e.Namespace),
-			UserKey: bytes.Clone(e.UserKey), Value: bytes.Clone(e.Value)}
-	}
-	nils := func(a, b []byte) bool { return (a == nil) == (b == nil) && bytes.Equal(a, b) }
 	check := func(kg int, name string) int {
-		var want, got []state.Entry
-		var wantErr, gotErr error
+		var want []state.Entry
+		var wantErr error
 		for e, err := range b.Entries(kg, name) {
 			if err != nil {
 				wantErr = err
 				break
 			}
-			want = append(want, clone(e))
+			want = append(want, cloneEntry(e))
 		}
-		n := 0
-		for batch, err := range b.EntryBatches(kg, name) {
-			if err != nil {
-				gotErr = err
-				break
-			}
-			if len(batch) == 0 || len(batch) > state.BatchEntries {
-				t.Fatalf("EntryBatches(%d, %q): a batch of %d entries", kg, name, len(batch))
-			}
-			n++
-			for _, e := range batch {
-				got = append(got, clone(e))
-			}
-		}
-		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
-			t.Fatalf("EntryBatches(%d, %q): error %v, Entries' %v", kg, name, gotErr, wantErr)
-		}
-		if len(got) != len(want) {
-			t.Fatalf("EntryBatches(%d, %q): %d entries, Entries yields %d", kg, name, len(got), len(want))
-		}
-		for i, e := range want {
-			g := got[i]
-			if g.State != e.State || g.KeyGroup != e.KeyGroup || !nils(g.Key, e.Key) || !nils(g.Namespace, e.Namespace) || !nils(g.UserKey, e.UserKey) || !nils(g.Value, e.Value) {
-				t.Fatalf("EntryBatches(%d, %q): entry %d is\n  %s\nEntries yields\n  %s", kg, name, i, rawEntry(g), rawEntry(e))
-			}
-		}
+		n := matchBatches(t, b, kg, name, want, wantErr)
 		// Stopping after the first batches.
 		stop := 0
 		for range b.EntryBatches(kg, name) {
@@ -126,7 +96,7 @@ func CheckEntryBatches(t testing.TB, b state.EntryBatcher) (entries, batches int
 			}
 		}
 		if name == "" {
-			entries += len(got)
+			entries += len(want)
 		}
 		return n
 	}
@@ -140,4 +110,42 @@ func CheckEntryBatches(t testing.TB, b state.EntryBatcher) (entries, batches int
 	check(groups.End+1, "")
 	check(groups.Start, "no such state")
 	return entries, batches
+}
+
+// matchBatches checks that b's EntryBatches(kg, name) yields the entries
+// want and then the error wantErr (by its text) that Entries yielded (nil
+// slices included), each batch copied at its own step, in batches of 1 to
+// state.BatchEntries. It returns how many batches it read.
+func matchBatches(t testing.TB, b state.EntryBatcher, kg int, name string, want []state.Entry, wantErr error) int {
+	t.Helper()
+	var got []state.Entry
+	var gotErr error
+	n := 0
+	for batch, err := range b.EntryBatches(kg, name) {
+		if err != nil {
+			gotErr = err
+			break
+		}
+		if len(batch) == 0 || len(batch) > state.BatchEntries {
+			t.Fatalf("EntryBatches(%d, %q): a batch of %d entries", kg, name, len(batch))
+		}
+		n++
+		for _, e := range batch {
+			got = append(got, cloneEntry(e))
+		}
+	}
+	if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+		t.Fatalf("EntryBatches(%d, %q): error %v, Entries' %v", kg, name, gotErr, wantErr)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("EntryBatches(%d, %q): %d entries, Entries yields %d", kg, name, len(got), len(want))
+	}
+	nils := func(a, b []byte) bool { return (a == nil) == (b == nil) && bytes.Equal(a, b) }
+	for i, e := range want {
+		g := got[i]
+		if g.State != e.State || g.KeyGroup != e.KeyGroup || !nils(g.Key, e.Key) || !nils(g.Namespace, e.Namespace) || !nils(g.UserKey, e.UserKey) || !nils(g.Value, e.Value) {
+			t.Fatalf("EntryBatches(%d, %q): entry %d is\n  %s\nEntries yields\n  %s", kg, name, i, rawEntry(g), rawEntry(e))
+		}
+	}
+	return n
 }

@@ -632,34 +632,7 @@ func (h *harness) checkBatches(t *testing.T, kg int, name string, es []state.Ent
 	if !ok {
 		return
 	}
-	var got []state.Entry
-	var gotErr error
-	for batch, err := range eb.EntryBatches(kg, name) {
-		if err != nil {
-			gotErr = err
-			break
-		}
-		if len(batch) == 0 || len(batch) > state.BatchEntries {
-			t.Fatalf("EntryBatches(%d, %q): a batch of %d entries", kg, name, len(batch))
-		}
-		for _, e := range batch {
-			got = append(got, state.Entry{State: e.State, KeyGroup: e.KeyGroup, Key: bytes.Clone(e.Key), Namespace: bytes.Clone(e.Namespace),
-				UserKey: bytes.Clone(e.UserKey), Value: bytes.Clone(e.Value)})
-		}
-	}
-	if fmt.Sprint(gotErr) != fmt.Sprint(err) {
-		t.Fatalf("EntryBatches(%d, %q): error %v, Entries' %v", kg, name, gotErr, err)
-	}
-	nils := func(a, b []byte) bool { return (a == nil) == (b == nil) && bytes.Equal(a, b) }
-	if len(got) != len(es) {
-		t.Fatalf("EntryBatches(%d, %q): %d entries, Entries yields %d", kg, name, len(got), len(es))
-	}
-	for i, e := range es {
-		g := got[i]
-		if g.State != e.State || g.KeyGroup != e.KeyGroup || !nils(g.Key, e.Key) || !nils(g.Namespace, e.Namespace) || !nils(g.UserKey, e.UserKey) || !nils(g.Value, e.Value) {
-			t.Fatalf("EntryBatches(%d, %q): entry %d is\n  %s\nEntries yields\n  %s", kg, name, i, rawEntry(g), rawEntry(e))
-		}
-	}
+	matchBatches(t, eb, kg, name, es, err)
 	for range eb.EntryBatches(kg, name) {
 		break
 	}
