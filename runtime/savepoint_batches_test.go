@@ -2,13 +2,12 @@ package runtime_test
 
 import (
 	"bytes"
-	"fmt"
-	"io"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"streamdbg/fixtures"
+	"streamdbg/internal/vfstest"
 	"streamdbg/runtime"
 	"streamdbg/savepoint"
 )
@@ -62,7 +61,7 @@ func TestSavepointFromBatchesByteIdentical(t *testing.T) {
 				t.Fatal(err)
 			}
 			_ = e.Close()
-			a, b := filesOf(t, fs, "/batches"), filesOf(t, fs, "/each")
+			a, b := vfstest.Files(t, fs, "/batches"), vfstest.Files(t, fs, "/each")
 			if len(a) != len(b) || len(a) < 2 {
 				t.Fatalf("%s %s: %d and %d files", name, backend, len(a), len(b))
 			}
@@ -76,26 +75,4 @@ func TestSavepointFromBatchesByteIdentical(t *testing.T) {
 	if batched < 6 {
 		t.Fatalf("only %d subtasks handed batches over", batched)
 	}
-}
-
-func filesOf(t *testing.T, fs vfs.FS, dir string) map[string][]byte {
-	t.Helper()
-	names, err := fs.List(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string][]byte{}
-	for _, n := range names {
-		f, err := fs.Open(fs.PathJoin(dir, n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(f)
-		_ = f.Close()
-		if err != nil {
-			t.Fatal(fmt.Errorf("%s: %w", n, err))
-		}
-		out[n] = b
-	}
-	return out
 }

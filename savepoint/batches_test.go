@@ -15,6 +15,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"streamdbg/internal/vfstest"
 	"streamdbg/state"
 )
 
@@ -185,7 +186,7 @@ func TestKeyedBatchesForErrorsMatchRead(t *testing.T) {
 	f := benchLikeFixture(2000, 16, 3)
 	orig := vfs.NewMem()
 	mustWrite(t, orig, "/sp", f.snapshot(2))
-	files := dirBytes(t, orig, "/sp")
+	files := vfstest.Files(t, orig, "/sp")
 	var meta Metadata
 	if err := json.Unmarshal(files[MetadataFile], &meta); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"streamdbg/internal/vfstest"
 	"streamdbg/state"
 )
 
@@ -137,7 +138,7 @@ func TestWriteBatchesByteIdentical(t *testing.T) {
 		if errEach != nil || errBatches != nil {
 			t.Fatalf("%s: %v, %v", name, errEach, errBatches)
 		}
-		each, batches := dirBytes(t, fs, "/each"), dirBytes(t, fs, "/batches")
+		each, batches := vfstest.Files(t, fs, "/each"), vfstest.Files(t, fs, "/batches")
 		if len(each) != len(batches) {
 			t.Fatalf("%s: %d files from entries, %d from batches", name, len(each), len(batches))
 		}

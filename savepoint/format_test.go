@@ -12,6 +12,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"streamdbg/internal/vfstest"
 	"streamdbg/state"
 )
 
@@ -60,7 +61,7 @@ func TestFormat1WriterUnchanged(t *testing.T) {
 	if err := write(mem, "/sp", format1Fixture().snapshot(2), 1); err != nil {
 		t.Fatal(err)
 	}
-	got := dirBytes(t, mem, "/sp")
+	got := vfstest.Files(t, mem, "/sp")
 	names, err := os.ReadDir(format1Dir)
 	if err != nil {
 		t.Fatal(err)
@@ -221,7 +222,7 @@ func TestPointLookupNeverWrong(t *testing.T) {
 	}
 	// Every byte of the index and of the blocks' length fields, and a
 	// sample of the rest.
-	idx := dirBytes(t, fs, "/sp")[name][sec.Offset+sec.Size-sec.IndexSize : sec.Offset+sec.Size]
+	idx := vfstest.Files(t, fs, "/sp")[name][sec.Offset+sec.Size-sec.IndexSize : sec.Offset+sec.Size]
 	refs, err := state.DecodeGroupIndex(idx, 0, sec.KeyGroup, sec.Size, sec.Entries)
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"streamdbg/internal/vfstest"
 	"streamdbg/state"
 )
 
@@ -168,7 +169,7 @@ func fuzzReadSection(f testing.TB) ([]readSectionSeed, func(t *testing.T, b []by
 	if err != nil {
 		f.Fatal(err)
 	}
-	v1files := dirBytes(f, v1, "/sp")
+	v1files := vfstest.Files(f, v1, "/sp")
 	v1data := v1files[kf.Name]
 	for _, s := range v1sp.Meta().Operators[0].Subtasks[0].Keyed.Sections {
 		seeds = append(seeds, readSectionSeed{v1data[s.Offset : s.Offset+s.Size], 0, true})

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"iter"
 	"math/rand/v2"
 	"slices"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"streamdbg/internal/vfstest"
 	"streamdbg/state"
 )
 
@@ -155,28 +155,6 @@ func readAll(t *testing.T, sp *Savepoint, id string, groups state.KeyGroupRange)
 	return out
 }
 
-func dirBytes(t testing.TB, fs vfs.FS, dir string) map[string][]byte {
-	t.Helper()
-	names, err := fs.List(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string][]byte{}
-	for _, n := range names {
-		f, err := fs.Open(fs.PathJoin(dir, n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(f)
-		_ = f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[n] = b
-	}
-	return out
-}
-
 func TestRoundTrip(t *testing.T) {
 	f := newFixture(500, 16, 1)
 	fs := vfs.NewMem()
@@ -185,7 +163,7 @@ func TestRoundTrip(t *testing.T) {
 
 	// Byte-identical on a second write of the same snapshot.
 	mustWrite(t, fs, "/sp/two", f.snapshot(3))
-	one, two := dirBytes(t, fs, "/sp/one"), dirBytes(t, fs, "/sp/two")
+	one, two := vfstest.Files(t, fs, "/sp/one"), vfstest.Files(t, fs, "/sp/two")
 	if len(one) != 1+3+2 { // _metadata, 3 keyed, 2 operator
 		t.Fatalf("files %v", slices.Sorted(func(yield func(string) bool) {
 			for k := range one {
@@ -599,7 +577,7 @@ func testTruncationDetected(t *testing.T, version int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := dirBytes(t, fs, "/sp")
+	files := vfstest.Files(t, fs, "/sp")
 	for name, b := range files {
 		if name == MetadataFile {
 			continue
@@ -625,7 +603,7 @@ func TestPathEscapeRefused(t *testing.T) {
 	f := newFixture(20, 8, 7)
 	fs := vfs.NewMem()
 	mustWrite(t, fs, "/sp", f.snapshot(1))
-	orig := dirBytes(t, fs, "/sp")[MetadataFile]
+	orig := vfstest.Files(t, fs, "/sp")[MetadataFile]
 	for _, name := range []string{"../x.keyed", "/etc/passwd", "a/b", `a\b`, "..", ".", "", MetadataFile, "..x"} {
 		var m Metadata
 		if err := json.Unmarshal(orig, &m); err != nil {
@@ -652,7 +630,7 @@ func TestMetadataIsReadable(t *testing.T) {
 	f := newFixture(5, 4, 8)
 	fs := vfs.NewMem()
 	mustWrite(t, fs, "/sp", f.snapshot(1))
-	b := dirBytes(t, fs, "/sp")[MetadataFile]
+	b := vfstest.Files(t, fs, "/sp")[MetadataFile]
 	for _, want := range []string{`"format": "streamdbg-savepoint"`, `"version": 2`, `"index_size": `, `"index_crc32c": `, `"job_name": "orders"`, `"created": "2024-05-01T12:00:00Z"`,
 		`"max_parallelism": 4`, `"crc32c": `, `"state_name": "by_product"`, `"kind": "map"`, `"scope": "operator"`} {
 		if !bytes.Contains(b, []byte(want)) {

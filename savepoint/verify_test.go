@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"streamdbg/internal/vfstest"
 )
 
 // editMetadata rewrites /sp/_metadata with edit applied.
@@ -43,7 +45,7 @@ func opMeta(m *Metadata, id string) *OperatorMeta {
 func TestDroppedReferencesInvalid(t *testing.T) {
 	fs := vfs.NewMem()
 	mustWrite(t, fs, "/sp", newFixture(60, 8, 3).snapshot(2))
-	orig := dirBytes(t, fs, "/sp")[MetadataFile]
+	orig := vfstest.Files(t, fs, "/sp")[MetadataFile]
 	cases := []struct {
 		name string
 		edit func(m *Metadata)
@@ -127,7 +129,7 @@ func TestVerify(t *testing.T) {
 			flipByte(t, fs, path, off)
 		}
 	}
-	orig := dirBytes(t, fs, "/sp")[MetadataFile]
+	orig := vfstest.Files(t, fs, "/sp")[MetadataFile]
 	editMetadata(t, fs, orig, func(m *Metadata) {
 		for i := range m.States {
 			switch m.States[i].StateName {
@@ -224,7 +226,7 @@ func TestMissingFileIsInvalid(t *testing.T) {
 	fs := vfs.NewMem()
 	mustWrite(t, fs, "/sp", newFixture(60, 8, 3).snapshot(2))
 	var victim string
-	for name := range dirBytes(t, fs, "/sp") {
+	for name := range vfstest.Files(t, fs, "/sp") {
 		if name != MetadataFile {
 			victim = name
 			break

@@ -3,7 +3,6 @@ package session_test
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -12,33 +11,11 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"streamdbg/internal/vfstest"
 	"streamdbg/runtime"
 	"streamdbg/runtime/session"
 	"streamdbg/savepoint"
 )
-
-// savepointFiles reads every file of a savepoint directory on fs, by name.
-func savepointFiles(t testing.TB, fs vfs.FS, dir string) map[string][]byte {
-	t.Helper()
-	names, err := fs.List(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string][]byte{}
-	for _, n := range names {
-		f, err := fs.Open(fs.PathJoin(dir, n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(f)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[n] = b
-	}
-	return out
-}
 
 // stateBytes is the executor's whole state as savepoint files written with a
 // fixed checkpoint id: keyed and operator state, timers, source positions,
@@ -53,7 +30,7 @@ func stateBytes(t testing.TB, s *session.Session) map[string][]byte {
 	if err := savepoint.Write(fs, "/sp", snap); err != nil {
 		t.Fatal(err)
 	}
-	return savepointFiles(t, fs, "/sp")
+	return vfstest.Files(t, fs, "/sp")
 }
 
 // sameFiles describes the first difference between two savepoints.
@@ -211,7 +188,7 @@ func TestSavepointsByteIdentical(t *testing.T) {
 			if err := s.Savepoint(fs, "/sp"); err != nil {
 				t.Fatal(err)
 			}
-			files = append(files, savepointFiles(t, fs, "/sp"))
+			files = append(files, vfstest.Files(t, fs, "/sp"))
 			s.Close()
 		}
 		if len(files[0]) < 2 {
