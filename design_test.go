@@ -21,6 +21,8 @@ var importRules = []struct {
 	{"state", nil},
 	// Benchmarks' CPU time, for tests of every package.
 	{"internal/cputime", nil},
+	// Test helpers over vfs.FS, for tests of the packages that write savepoints.
+	{"internal/vfstest", nil},
 	{"state/heapstate", []string{"state"}},
 	{"state/pebblestate", []string{"state"}},
 	{"state/statetest", []string{"state"}},
