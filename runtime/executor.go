@@ -144,6 +144,14 @@ type channel struct {
 	records int64
 }
 
+// took counts r, a record the subtask took from the channel.
+func (ch *channel) took(r *Record) {
+	ch.records++
+	if r.HasTimestamp {
+		ch.lastTS, ch.hasTS = r.Timestamp, true
+	}
+}
+
 // opInstance is one operator in one subtask.
 type opInstance struct {
 	info     *OperatorInfo
@@ -798,10 +806,7 @@ func (e *Executor) deliver(st *subtask, el inElem) bool {
 		out = st.valve.InputStatus(int(el.channel), el.idle)
 	default:
 		ch := &st.channels[el.channel]
-		ch.records++
-		if el.rec.HasTimestamp {
-			ch.lastTS, ch.hasTS = el.rec.Timestamp, true
-		}
+		ch.took(&el.rec)
 		st.stack = append(st.stack, work{kind: wRecord, rec: el.rec, key: el.key, kg: el.kg, input: ch.input})
 		e.active = st
 		return true
@@ -1316,11 +1321,7 @@ func drainHead[T any](e *Executor, st *subtask, el *inElem, f typedFn[T]) error 
 			return nil
 		}
 		q.head++
-		ch := &st.channels[el.channel]
-		ch.records++
-		if el.rec.HasTimestamp {
-			ch.lastTS, ch.hasTS = el.rec.Timestamp, true
-		}
+		st.channels[el.channel].took(&el.rec)
 		e.batch.el = el
 		e.steps++
 	}
@@ -1442,11 +1443,7 @@ func (e *Executor) pickRecord() (*subtask, *inElem) {
 			return nil, nil
 		}
 		q.head++
-		ch := &st.channels[el.channel]
-		ch.records++
-		if el.rec.HasTimestamp {
-			ch.lastTS, ch.hasTS = el.rec.Timestamp, true
-		}
+		st.channels[el.channel].took(&el.rec)
 		e.active = st
 		return st, el
 	}
