@@ -197,19 +197,63 @@ type lightGen struct {
 	operator string
 	subtask  int
 	state    string
-	disp     []lightDisp
-	entries  []*LightEntry // by index, nil: not made (yet)
+	// t decodes the entries' display values (tracedTable.display) from
+	// their bytes, kept in raw: a large state's entries hold no pointer
+	// and no decoded value each (most are never asked for), and the
+	// garbage collector has nothing in disp or raw to scan.
+	t       *tracedTable
+	disp    []lightDisp
+	raw     []byte
+	entries []*LightEntry // by index, nil: not made (yet)
 }
 
+// lightDisp is an entry of a lightGen: its key group, and where its key,
+// namespace and user key bytes are in the generation's raw bytes (one
+// after the other from off; kLen, ukLen -1: nil).
 type lightDisp struct {
-	key, ns, uk any
-	kg          int
+	off         uint64
+	kLen, ukLen int32
+	nsLen       uint32
+	kg          int32
 }
 
-// at is entry idx of g as a LightEntry value.
+// add appends an entry of key group kg and the given bytes to g.
+func (g *lightGen) add(kg int, key, ns, uk []byte) {
+	d := lightDisp{off: uint64(len(g.raw)), kLen: -1, nsLen: uint32(len(ns)), ukLen: -1, kg: int32(kg)}
+	if key != nil {
+		d.kLen = int32(len(key))
+	}
+	g.raw = append(append(g.raw, key...), ns...)
+	if uk != nil {
+		d.ukLen = int32(len(uk))
+		g.raw = append(g.raw, uk...)
+	}
+	if len(g.disp) == cap(g.disp) {
+		// Doubled (append grows a large array by a quarter at a time).
+		g.disp = append(make([]lightDisp, 0, max(2*len(g.disp), 16)), g.disp...)
+	}
+	g.disp = append(g.disp, d)
+}
+
+// at is entry idx of g as a LightEntry value, its display values decoded
+// now (as the write that made it would have decoded them).
 func (g *lightGen) at(idx int) LightEntry {
 	d := &g.disp[idx]
-	return LightEntry{Operator: g.operator, Subtask: g.subtask, State: g.state, KeyGroup: d.kg, Key: d.key, Namespace: d.ns, UserKey: d.uk}
+	// Full slice expressions: a decoder that keeps its bytes cannot see
+	// the next entry's appended to them.
+	b := g.raw[d.off:]
+	var key, uk []byte
+	kl := uint32(max(d.kLen, 0))
+	if d.kLen >= 0 {
+		key = b[:kl:kl]
+	}
+	ns := b[kl : kl+d.nsLen : kl+d.nsLen]
+	if d.ukLen >= 0 {
+		e := kl + d.nsLen + uint32(d.ukLen)
+		uk = b[kl+d.nsLen : e : e]
+	}
+	k, n, u := g.t.display(key, ns, uk)
+	return LightEntry{Operator: g.operator, Subtask: g.subtask, State: g.state, KeyGroup: int(d.kg), Key: k, Namespace: n, UserKey: u}
 }
 
 // entry is the LightEntry of idx in g, made (by l) when it was not.
@@ -560,7 +604,7 @@ func (t *tracedTable) lightRec(l *light, ns, uk []byte, old, nw int64, flags uin
 			if lt.cur != nil {
 				lt.cur.ended = l.takes
 			}
-			g := &lightGen{ended: -1, state: t.Table.Desc().Meta.StateName}
+			g := &lightGen{ended: -1, state: t.Table.Desc().Meta.StateName, t: t}
 			if t.inst.ctx != nil {
 				g.operator, g.subtask = t.inst.info.Name, t.inst.ctx.st.index
 			}
@@ -573,13 +617,7 @@ func (t *tracedTable) lightRec(l *light, ns, uk []byte, old, nw int64, flags uin
 		g := lt.cur
 		l.cur.NewEntries++
 		i = int32(len(g.disp))
-		if len(g.disp) == cap(g.disp) {
-			// Doubled (append grows a large array by a quarter at a time).
-			g.disp = append(make([]lightDisp, 0, max(2*len(g.disp), 16)), g.disp...)
-		}
-		d := lightDisp{kg: kg}
-		d.key, d.ns, d.uk = t.display(key, ns, uk)
-		g.disp = append(g.disp, d)
+		g.add(kg, key, ns, uk)
 		if l.newEntry != nil {
 			g.entry(l, int(i)) // the reader's, made now
 		}

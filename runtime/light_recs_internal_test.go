@@ -146,12 +146,21 @@ func TestLightRecsMatchWrites(t *testing.T) {
 	}
 }
 
-// TestLightDispSize: a light run keeps an entry's key group and display
-// values, 56 bytes, for every key it writes (200k in the session's
-// BenchmarkContinue), and makes no LightEntry (112 bytes and a pointer)
-// for a reader of LightRecs.
+// TestLightDispSize: a light run keeps an entry's key group and where its
+// bytes are, 24 bytes without pointers, for every key it writes (200k in
+// the session's BenchmarkContinue): no decoded display value per entry for
+// the garbage collector to mark, and no LightEntry (112 bytes and a
+// pointer) for a reader of LightRecs.
 func TestLightDispSize(t *testing.T) {
-	if n := unsafe.Sizeof(lightDisp{}); n > 56 {
-		t.Fatalf("lightDisp is %d bytes, more than 56", n)
+	if n := unsafe.Sizeof(lightDisp{}); n > 24 {
+		t.Fatalf("lightDisp is %d bytes, more than 24", n)
+	}
+	ty := reflect.TypeFor[lightDisp]()
+	for i := range ty.NumField() {
+		switch k := ty.Field(i).Type.Kind(); k {
+		case reflect.Int32, reflect.Uint32, reflect.Int64, reflect.Uint64:
+		default:
+			t.Errorf("lightDisp.%s is a %s: it must hold no pointer", ty.Field(i).Name, k)
+		}
 	}
 }
