@@ -365,6 +365,46 @@ func (h *history) logWrite(pos int64, he *histEntry) {
 	h.log = append(h.log, logged{pos: pos, e: he})
 }
 
+// logFold adds the writes of a fold (ws, their histories in slots) to the
+// log, as logWrite would one by one: the same writes end up in it, but
+// only those that stay are copied (a fold of a long light run writes
+// several times what the log keeps).
+func (h *history) logFold(ws []runtime.LightRec, slots []foldSlot) {
+	n := len(ws)
+	if n == 0 {
+		return
+	}
+	bound := 2 * historyLog
+	m := len(h.log)
+	kept := m
+	if m >= bound {
+		kept = historyLog // logWrite's first write keeps the last historyLog
+	}
+	// The length logWrite leaves: it grows to bound, then each write
+	// beyond drops all but the last historyLog first.
+	f := kept + n
+	if f > bound {
+		f = historyLog + (f-bound-1)%historyLog + 1
+	}
+	old := max(f-n, 0) // the log's writes that stay: its last ones
+	// The log starts at its array's start (logWrite moves it there).
+	buf := h.log[:cap(h.log)]
+	if start := m - old; start > 0 {
+		copy(buf, h.log[start:])
+		clear(buf[old:m])
+	}
+	if cap(buf) < f {
+		grown := make([]logged, old, max(f, min(2*cap(buf), bound), 256))
+		copy(grown, buf[:old])
+		buf = grown
+	}
+	l := buf[:old]
+	for i := n - (f - old); i < n; i++ {
+		l = append(l, logged{pos: ws[i].Position, e: slots[i].he})
+	}
+	h.log = l
+}
+
 // revisions is the revisions of id (nil for none).
 func (h *history) revisions(id EntryID) []Revision {
 	if he := h.byID.get(id); he != nil && h.live(he) {

@@ -358,9 +358,7 @@ func (c *collector) foldIn(final bool) {
 		}
 	}
 	h.ins = ins
-	for i := range ws {
-		h.logWrite(ws[i].Position, slots[i].he)
-	}
+	h.logFold(ws, slots)
 	// The pending writes of the histories still kept, then this batch's.
 	kept := l.pending[:0]
 	for _, r := range l.pending {
