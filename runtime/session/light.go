@@ -238,21 +238,27 @@ const foldBlock = 128
 // cache): the histories of a large state are all over memory. Its result
 // is kept (lightRun.touched) so that the reads are not left out.
 func (x *entryHists) touch(rs []runtime.LightRec) int64 {
-	var sum int64
+	var hes [foldBlock]*histEntry
 	var hists []*histEntry
 	cur := uint32(0)
+	// Two short loops: the arrays' slots, then the histories they point
+	// to (each loop's reads independent of one another, so that more of
+	// them are under way at once).
 	for i := range rs {
 		gen, idx := rs[i].Entry()
 		if gen != cur || hists == nil {
-			// A short loop (the generation changes seldom): more of the
-			// reads are under way at once.
+			// The generation changes seldom.
 			x.find(gen)
 			hists, cur = x.gens[x.last].hists, gen
 		}
 		if idx < len(hists) {
-			if he := hists[idx]; he != nil {
-				sum += he.num + int64(he.chGen)
-			}
+			hes[i] = hists[idx]
+		}
+	}
+	var sum int64
+	for _, he := range hes[:len(rs)] {
+		if he != nil {
+			sum += he.num + int64(he.chGen)
 		}
 	}
 	return sum
