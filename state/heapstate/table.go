@@ -166,6 +166,12 @@ func (t *table) kindErr(op string) error {
 
 // Get returns the value of a value, reducing or aggregating state.
 func (t *table) Get(ns []byte) (any, bool, error) {
+	if len(ns) == 0 && t.vals != nil && t.b.kgIdx >= 0 {
+		if c := t.findVoid(); c != nil {
+			return t.value(c), true, nil
+		}
+		return nil, false, nil
+	}
 	c, err := t.find(ns, "Get")
 	if c == nil {
 		return nil, false, err
@@ -183,11 +189,46 @@ func (t *table) GetInt64(ns []byte) (int64, bool, error) {
 		n, err := t.int64Value(v)
 		return n, err == nil, err
 	}
+	if b := t.b; len(ns) == 0 && b.kgIdx >= 0 {
+		// findVoid written out: the counter's read is the hot path.
+		c := t.hitVoid()
+		if c == nil {
+			if c = t.vals[b.kgIdx][string(b.buf[:b.keyEnd])]; c == nil {
+				return 0, false, nil
+			}
+			t.hit, t.hitGen, t.hitNS = c, b.keyGen, t.hitNS[:0]
+		}
+		return c.n, true, nil
+	}
 	c, err := t.find(ns, "Get")
 	if c == nil {
 		return 0, false, err
 	}
 	return c.n, true, nil
+}
+
+// hitVoid is the hit when it is the current key's cell in the void
+// namespace (nil otherwise).
+func (t *table) hitVoid() *cell {
+	if c := t.hit; c != nil && t.hitGen == t.b.keyGen && len(t.hitNS) == 0 {
+		return c
+	}
+	return nil
+}
+
+// findVoid is find in the void namespace, as a keyed function's state has
+// it, for a value table and a current key in range: no namespace to
+// compare, copy or append.
+func (t *table) findVoid() *cell {
+	if c := t.hitVoid(); c != nil {
+		return c
+	}
+	b := t.b
+	c := t.vals[b.kgIdx][string(b.buf[:b.keyEnd])]
+	if c != nil {
+		t.hit, t.hitGen, t.hitNS = c, b.keyGen, t.hitNS[:0]
+	}
+	return c
 }
 
 // find returns the current key's cell under ns (nil when there is none),
@@ -230,6 +271,10 @@ func (t *table) Put(ns []byte, v any) error {
 		}
 		return t.PutInt64(ns, n)
 	}
+	if c := t.hitVoid(); c != nil && len(ns) == 0 {
+		t.setCell(t.b.kgIdx, c, v)
+		return nil
+	}
 	c, err := t.cellFor(ns, "Put")
 	if err != nil {
 		return err
@@ -242,6 +287,13 @@ func (t *table) Put(ns []byte, v any) error {
 func (t *table) PutInt64(ns []byte, v int64) error {
 	if !t.i64 {
 		return t.Put(ns, v)
+	}
+	// The cell the Get of a read-modify-write found, in the void
+	// namespace: no lookup, no namespace to compare.
+	if c := t.hitVoid(); c != nil && len(ns) == 0 {
+		t.logCell(t.b.kgIdx, c)
+		c.n = v
+		return nil
 	}
 	c, err := t.cellFor(ns, "Put")
 	if err != nil {
@@ -310,10 +362,16 @@ func (t *table) setCell(i int, c *cell, v any) {
 // logCell records a cell of t.vals[i] before its first change in the
 // current segment (later ones need no record: undo only needs the oldest).
 func (t *table) logCell(i int, c *cell) {
-	if t.b.logging() && c.seg != t.b.seg {
-		t.b.record(change{kind: chValue, kg: int32(i), t: t, key: c.key, c: c, v: t.value(c)})
-		c.seg = t.b.seg
+	if b := t.b; len(b.marks) > 0 && c.seg != b.seg && !b.replaying {
+		t.recordCell(i, c)
 	}
+}
+
+// recordCell is logCell's record (out of line: logCell is inlined into
+// every write).
+func (t *table) recordCell(i int, c *cell) {
+	t.b.record(change{kind: chValue, kg: int32(i), t: t, key: c.key, c: c, v: t.value(c)})
+	c.seg = t.b.seg
 }
 
 // logList records the state of a list of t.lists[i] before a write.
