@@ -16,13 +16,16 @@ type Backend struct {
 	maxParallelism int
 	groups         state.KeyGroupRange
 
-	// buf starts with the current key's composite prefix,
-	// uvarint(len(key)) + key, ending at keyEnd; the bytes after it are
-	// scratch where a namespace is appended to form a composite.
-	buf      []byte
-	keyStart int
-	keyEnd   int
-	kg       int
+	// buf starts with the current key's located prefix: uvarint of its
+	// key group's index (kgIdx, 0 while it is out of range), then from
+	// compStart its composite prefix uvarint(len(key)) + key, ending at
+	// keyEnd; the bytes after it are scratch where a namespace is appended
+	// to form a composite (see locatedKey).
+	buf       []byte
+	compStart int
+	keyStart  int
+	keyEnd    int
+	kg        int
 	// kgIdx is kg - groups.Start, or -1 while no key in range is set.
 	kgIdx  int
 	hasKey bool
@@ -77,7 +80,20 @@ func (b *Backend) MaxParallelism() int { return b.maxParallelism }
 
 // SetCurrentKey sets the key (encoded) and its key group for all tables.
 func (b *Backend) SetCurrentKey(key []byte, keyGroup int) {
-	buf := binary.AppendUvarint(b.buf[:0], uint64(len(key)))
+	b.kgIdx = -1
+	if b.groups.Contains(keyGroup) {
+		b.kgIdx = keyGroup - b.groups.Start
+	}
+	var buf []byte
+	if uint(b.kgIdx) < 0x80 && len(key) < 0x80 {
+		// Both uvarints one byte long (128 key groups, short keys).
+		buf = append(b.buf[:0], byte(b.kgIdx), byte(len(key)))
+		b.compStart = 1
+	} else {
+		buf = binary.AppendUvarint(b.buf[:0], uint64(max(b.kgIdx, 0)))
+		b.compStart = len(buf)
+		buf = binary.AppendUvarint(buf, uint64(len(key)))
+	}
 	b.keyStart = len(buf)
 	buf = append(buf, key...)
 	b.keyEnd = len(buf)
@@ -85,10 +101,6 @@ func (b *Backend) SetCurrentKey(key []byte, keyGroup int) {
 	b.kg = keyGroup
 	b.hasKey = true
 	b.keyGen++
-	b.kgIdx = -1
-	if b.groups.Contains(keyGroup) {
-		b.kgIdx = keyGroup - b.groups.Start
-	}
 }
 
 // CurrentKey returns what SetCurrentKey set.
@@ -99,8 +111,15 @@ func (b *Backend) CurrentKey() ([]byte, int) {
 // composite returns the current key's composite with ns; valid until the
 // next call.
 func (b *Backend) composite(ns []byte) []byte {
+	return b.located(ns)[b.compStart:]
+}
+
+// located returns the current key's located key with ns (locatedKey), the
+// key of a value table's index; valid until the next call, and only while
+// the current key's group is in range.
+func (b *Backend) located(ns []byte) []byte {
 	if len(ns) == 0 {
-		return b.buf[:b.keyEnd] // the void namespace: the key's composite
+		return b.buf[:b.keyEnd] // the void namespace: the key's own
 	}
 	b.buf = append(b.buf[:b.keyEnd], ns...)
 	return b.buf
@@ -122,6 +141,37 @@ func composeKey(key, ns []byte) string {
 	buf = append(buf, key...)
 	buf = append(buf, ns...)
 	return string(buf)
+}
+
+// locatedKey is a value cell's key (cell.key, the key of table.index):
+// uvarint of the key group's index (kg - groups.Start), then the
+// composite, so that one map of a table tells the key groups apart.
+func locatedKey(kgIdx int, composite string) string {
+	buf := make([]byte, 0, binary.MaxVarintLen64+len(composite))
+	buf = binary.AppendUvarint(buf, uint64(kgIdx))
+	return string(append(buf, composite...))
+}
+
+// locateKey is locatedKey of the composite of key and ns, built at once.
+func locateKey(kgIdx int, key, ns []byte) string {
+	buf := make([]byte, 0, 2*binary.MaxVarintLen64+len(key)+len(ns))
+	buf = binary.AppendUvarint(buf, uint64(kgIdx))
+	buf = binary.AppendUvarint(buf, uint64(len(key)))
+	buf = append(buf, key...)
+	return string(append(buf, ns...))
+}
+
+// compositeOf is the composite of a located key (locatedKey), the same
+// string's bytes.
+//
+// INVARIANT: located keys are only built by locatedKey and
+// Backend.located, so the prefix is a well-formed uvarint.
+func compositeOf(located string) string {
+	w := 0
+	for located[w] >= 0x80 {
+		w++
+	}
+	return located[w+1:]
 }
 
 // splitKey is the inverse of the composite layout.
@@ -190,6 +240,11 @@ func (b *Backend) Register(d state.StateDesc) (state.Table, error) {
 		if why := r.meta.Compatible(d.Meta); why != "" {
 			return nil, fmt.Errorf("heapstate: restored state %q cannot be read as declared: %s", name, why)
 		}
+		total := 0
+		for _, es := range r.byKG {
+			total += len(es)
+		}
+		t.presizeIndex(total)
 		for _, kg := range sortedKeys(r.byKG) {
 			t.presize(kg, len(r.byKG[kg]))
 			for _, e := range r.byKG[kg] {

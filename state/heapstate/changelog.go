@@ -32,7 +32,7 @@ import (
 type changeKind uint8
 
 const (
-	chValue    changeKind = iota // t.vals[kg][key] was c (nil: absent) holding v
+	chValue    changeKind = iota // t.index[key] (a located key) was c (nil: absent) holding v
 	chList                       // t.lists[kg][key] was lc (nil: absent) holding vs
 	chMapOuter                   // t.maps[kg][key] was mc (nil: absent)
 	chMapEntry                   // mc.m[uk] was c (nil: absent) holding v
@@ -284,7 +284,7 @@ func (b *Backend) current(c *change) change {
 	cur := change{kind: c.kind, kg: c.kg, t: c.t, q: c.q, mc: c.mc, key: c.key, r: c.r}
 	switch c.kind {
 	case chValue:
-		if x := c.t.vals[c.kg][c.key]; x != nil {
+		if x := c.t.index[c.key]; x != nil {
 			cur.c, cur.v = x, c.t.value(x)
 		}
 	case chList:
@@ -314,9 +314,8 @@ func (b *Backend) apply(c *change) {
 	switch c.kind {
 	case chValue:
 		c.t.touch(int(c.kg))
-		m := c.t.vals[c.kg]
 		if c.c == nil {
-			delete(m, c.key)
+			c.t.dropCell(int(c.kg), c.key)
 			return
 		}
 		if c.t.i64 {
@@ -325,12 +324,8 @@ func (b *Backend) apply(c *change) {
 		} else {
 			c.c.v = c.v
 		}
-		if m == nil {
-			m = map[string]*cell{}
-			c.t.vals[c.kg] = m
-		}
-		if m[c.key] != c.c {
-			m[c.key] = c.c
+		if c.t.index[c.key] != c.c {
+			c.t.addCell(int(c.kg), c.c)
 		}
 	case chList:
 		c.t.touch(int(c.kg))

@@ -4,7 +4,11 @@
 //
 // Layout. A state's entries live in the map of their key group, under the
 // composite uvarint(len(key)) + key + namespace, which is injective: the
-// length prefix tells where the key ends. Value, reducing and aggregating
+// length prefix tells where the key ends. A value table also finds its cells
+// through one index for all its key groups, under the located key
+// uvarint(key group - first key group) + composite (the same string as the
+// composite the key group's map has them under): one map lookup that stays in
+// the cache, not one map per key group. Value, reducing and aggregating
 // state map the composite to a cell holding the boxed value (an int64 value
 // state keeps the int64 itself in the cell, which ValueState[int64] reads and
 // writes through state.Int64Table without boxing); list state to

@@ -11,7 +11,10 @@ import (
 
 // cell holds one boxed value so that overwriting it needs no map assignment
 // (which would allocate the key string). key is the map key it is stored
-// under (the same string), so the change log names it without allocating.
+// under (the same string), so the change log names it without allocating:
+// for a cell of a value table its located key (locatedKey, the key of
+// table.index; its key group's map has it under the composite, a suffix of
+// the same string), for a map state entry its user key.
 type cell struct {
 	v   any
 	key string
@@ -46,8 +49,17 @@ type table struct {
 	desc state.StateDesc
 	// i64: a value state of int64s (the codec's Go type, no merge
 	// function): its cells keep their values in cell.n (see cell).
-	i64   bool
-	vals  []map[string]*cell
+	i64  bool
+	vals []map[string]*cell
+	// index holds the cells of every map of vals under their located keys
+	// (cell.key): a lookup by the current key goes through this one map,
+	// whose few internal tables stay in the cache, instead of the map of
+	// its key group (with 128 key groups, that map's header and table
+	// were a cache miss of their own on most lookups).
+	// INVARIANT: a value cell is only ever put in or taken out of the
+	// table with addCell and dropCell, which keep vals and index holding
+	// the same cells, and touch.
+	index map[string]*cell
 	lists []map[string]*listCell
 	maps  []map[string]*mapCell
 	// scratch encodes values and user keys for Entries.
@@ -91,6 +103,29 @@ func newTable(b *Backend, d state.StateDesc) *table {
 		t.i64 = d.Meta.Kind == state.KindValue && d.Merge == nil && state.GoType(d.Value) == reflect.TypeFor[int64]()
 	}
 	return t
+}
+
+// addCell puts c, a value cell whose key is set, into key group index i.
+func (t *table) addCell(i int, c *cell) {
+	m := t.vals[i]
+	if m == nil {
+		m = map[string]*cell{}
+		t.vals[i] = m
+	}
+	m[compositeOf(c.key)] = c
+	if t.index == nil {
+		t.index = map[string]*cell{}
+	}
+	t.index[c.key] = c
+	t.touch(i)
+}
+
+// dropCell takes the value cell under the located key lk, if any, out of
+// key group index i.
+func (t *table) dropCell(i int, lk string) {
+	delete(t.vals[i], compositeOf(lk))
+	delete(t.index, lk)
+	t.touch(i)
 }
 
 // value is the value of a cell of t.vals as Get returns it.
@@ -193,7 +228,7 @@ func (t *table) GetInt64(ns []byte) (int64, bool, error) {
 		// findVoid written out: the counter's read is the hot path.
 		c := t.hitVoid()
 		if c == nil {
-			if c = t.vals[b.kgIdx][string(b.buf[:b.keyEnd])]; c == nil {
+			if c = t.index[string(b.buf[:b.keyEnd])]; c == nil {
 				return 0, false, nil
 			}
 			t.hit, t.hitGen, t.hitNS = c, b.keyGen, t.hitNS[:0]
@@ -224,7 +259,7 @@ func (t *table) findVoid() *cell {
 		return c
 	}
 	b := t.b
-	c := t.vals[b.kgIdx][string(b.buf[:b.keyEnd])]
+	c := t.index[string(b.buf[:b.keyEnd])]
 	if c != nil {
 		t.hit, t.hitGen, t.hitNS = c, b.keyGen, t.hitNS[:0]
 	}
@@ -245,7 +280,7 @@ func (t *table) find(ns []byte, op string) (*cell, error) {
 	if t.hit != nil && t.hitGen == t.b.keyGen && bytes.Equal(t.hitNS, ns) {
 		return t.hit, nil // read again (a traced write reads the old value)
 	}
-	c := t.vals[i][string(t.b.composite(ns))]
+	c := t.index[string(t.b.located(ns))]
 	if c == nil {
 		return nil, nil
 	}
@@ -311,16 +346,8 @@ func (t *table) cellFor(ns []byte, op string) (*cell, error) {
 		return c, err
 	}
 	i := t.b.kgIdx
-	m := t.vals[i]
-	k := t.b.composite(ns)
-	if m == nil {
-		m = map[string]*cell{}
-		t.vals[i] = m
-	}
-	ks := string(k)
-	c := &cell{key: ks}
-	m[ks] = c
-	t.touch(i)
+	c := &cell{key: string(t.b.located(ns))}
+	t.addCell(i, c)
 	t.logNewCell(i, c)
 	t.setHit(c, ns)
 	return c, nil
@@ -337,7 +364,7 @@ func (t *table) EntryTag(ns []byte) *uint64 {
 	if t.hit != nil && t.hitGen == t.b.keyGen && bytes.Equal(t.hitNS, ns) {
 		return &t.hit.tag
 	}
-	c := t.vals[i][string(t.b.composite(ns))]
+	c := t.index[string(t.b.located(ns))]
 	if c == nil {
 		return nil
 	}
@@ -634,7 +661,7 @@ func (t *table) Clear(ns []byte) error {
 	t.hit = nil
 	switch {
 	case t.vals != nil:
-		if c := t.vals[i][string(k)]; c != nil {
+		if c := t.index[string(t.b.located(ns))]; c != nil {
 			t.deleteCell(i, c)
 		}
 	case t.lists != nil:
@@ -654,8 +681,7 @@ func (t *table) Clear(ns []byte) error {
 // deleteCell removes a cell of t.vals[i].
 func (t *table) deleteCell(i int, c *cell) {
 	t.logCell(i, c)
-	delete(t.vals[i], c.key)
-	t.touch(i)
+	t.dropCell(i, c.key)
 }
 
 // MergeNamespaces folds the sources into target and clears them, as the
@@ -705,13 +731,8 @@ func (t *table) MergeNamespaces(target []byte, sources [][]byte) error {
 		case acc != nil:
 			t.setCell(i, acc, merged)
 		case have:
-			if m == nil {
-				m = map[string]*cell{}
-				t.vals[i] = m
-			}
-			c := &cell{v: merged, key: tk}
-			m[tk] = c
-			t.touch(i)
+			c := &cell{v: merged, key: locatedKey(i, tk)}
+			t.addCell(i, c)
 			t.logNewCell(i, c)
 		}
 	case t.lists != nil:
@@ -797,6 +818,13 @@ func (t *table) presize(kg, n int) {
 	}
 }
 
+// presizeIndex makes room in the index for n restored values.
+func (t *table) presizeIndex(n int) {
+	if t.vals != nil && t.index == nil {
+		t.index = make(map[string]*cell, n)
+	}
+}
+
 func (t *table) load(e state.Entry) error {
 	var v any
 	var n int64
@@ -811,15 +839,13 @@ func (t *table) load(e state.Entry) error {
 	}
 	t.hit = nil
 	i := e.KeyGroup - t.b.groups.Start
-	k := composeKey(e.Key, e.Namespace)
 	// Restore runs before any mark, so loads are not logged.
+	if t.vals != nil {
+		t.addCell(i, &cell{v: v, n: n, key: locateKey(i, e.Key, e.Namespace)}) // one of v and n is set (t.i64)
+		return nil
+	}
+	k := composeKey(e.Key, e.Namespace)
 	switch {
-	case t.vals != nil:
-		if t.vals[i] == nil {
-			t.vals[i] = map[string]*cell{}
-		}
-		t.vals[i][k] = &cell{v: v, n: n, key: k} // one of v and n is set (t.i64)
-		t.touch(i)
 	case t.lists != nil:
 		if t.lists[i] == nil {
 			t.lists[i] = map[string]*listCell{}
@@ -886,7 +912,7 @@ func (t *table) entries(kg int, arena *[]byte, yield func(state.Entry) bool) boo
 	switch {
 	case t.vals != nil:
 		for _, c := range t.sortedCells(i, t.vals[i]) {
-			key, ns := splitKey(c.key)
+			key, ns := splitKey(compositeOf(c.key))
 			if !emit(key, ns, nil, c.v, c) {
 				return false
 			}
