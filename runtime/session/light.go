@@ -2,6 +2,7 @@ package session
 
 import (
 	"errors"
+	"unsafe"
 
 	"streamdbg/runtime"
 )
@@ -53,6 +54,9 @@ type lightRun struct {
 	// slab is where the next histories begun with the light run go (one
 	// allocation for many).
 	slab []histEntry
+	// begun is fold's ring of the indexes of the writes that began the
+	// batch's last historyBound histories.
+	begun []int32
 	// pending is the writes folded in whose revisions wait (see fold),
 	// oldest first.
 	pending []pendingRev
@@ -126,12 +130,17 @@ func (x *entryHists) find(gen uint32) {
 // of a slab of them, taken (used) when lookup made it there.
 func (l *lightRun) spare() *histEntry {
 	if len(l.slab) == 0 {
-		l.slab = make([]histEntry, 256)
+		l.slab = make([]histEntry, histSlab)
 	}
 	return &l.slab[0]
 }
 
 func (l *lightRun) used() { l.slab = l.slab[1:] }
+
+// histSlab is how many histories a slab holds: as many as the largest
+// small allocation (32 KiB) takes, not 256 of them in a large one (34 KiB
+// of 136-byte histories rounded up to 40 KiB of pages).
+const histSlab = 32 << 10 / int(unsafe.Sizeof(histEntry{}))
 
 // mayGoLight reports whether a command of the given kind may switch to a
 // light run.
@@ -312,7 +321,12 @@ func (c *collector) foldIn(final bool) {
 	l.newEntries = 0
 	front0 := h.front()
 	front, n, ins := front0, int64(len(h.order)), h.ins
+	ins0 := ins
 	bound := int64(historyBound)
+	if len(l.begun) < historyBound {
+		l.begun = make([]int32, historyBound)
+	}
+	begun, r := l.begun[:historyBound], 0
 	for i := range ws {
 		if i%foldBlock == 0 {
 			l.touched += l.hists.touch(ws[i:min(i+foldBlock, len(ws))])
@@ -340,6 +354,10 @@ func (c *collector) foldIn(final bool) {
 			ins++
 			he.num = ins
 			starts = true
+			begun[r] = int32(i)
+			if r++; r == len(begun) {
+				r = 0
+			}
 			if n < bound {
 				n++
 			} else {
@@ -348,6 +366,14 @@ func (c *collector) foldIn(final bool) {
 		}
 		slots[i] = foldSlot{he: he, num: he.num, starts: starts}
 		c.changeLight(he, &b, w)
+	}
+	// The writes to the histories kept (num > front) are all at from or
+	// after it: when every history kept began in the batch, the first of
+	// them began at from (begun's oldest), and the writes before it were to
+	// other histories (slots hold the number of the history written then).
+	from := 0
+	if front >= ins0 {
+		from = int(begun[int((front-ins0)%bound)])
 	}
 	// The order: what is left of it, then the histories the batch began
 	// that are kept.
@@ -358,7 +384,7 @@ func (c *collector) foldIn(final bool) {
 	}
 	h.order = h.order[drop:]
 	h.goneIn += int(front - front0)
-	for i := range slots {
+	for i := from; i < len(slots); i++ {
 		if p := &slots[i]; p.starts && p.num > front {
 			h.pushOrder(p.he)
 		}
@@ -374,7 +400,7 @@ func (c *collector) foldIn(final bool) {
 	}
 	clear(l.pending[len(kept):])
 	want := len(kept)
-	for i := range slots {
+	for i := from; i < len(slots); i++ {
 		if slots[i].num > front {
 			want++
 		}
@@ -383,7 +409,7 @@ func (c *collector) foldIn(final bool) {
 		// Once, to what a batch needs (appending grew it step by step).
 		kept = append(make([]pendingRev, 0, want+want/4), kept...)
 	}
-	for i := range ws {
+	for i := from; i < len(ws); i++ {
 		if p, w := &slots[i], &ws[i]; p.num > front {
 			kept = append(kept, pendingRev{he: p.he, num: p.num, pos: w.Position, old: b.Old(w), new: b.New(w),
 				starts: p.starts, hadOld: w.HadOld(), cleared: w.Cleared()})
@@ -394,7 +420,9 @@ func (c *collector) foldIn(final bool) {
 		c.makeRevisions()
 	}
 	h.compact()
-	clear(slots)
+	// slots is left as it is (the next batch writes over it): what it
+	// names the light run's hists name too, but for the histories a
+	// lookup replaced, which it keeps until then.
 }
 
 // makeRevisions makes the revisions of the pending writes (see fold):
