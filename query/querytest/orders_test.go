@@ -275,7 +275,8 @@ func (c *countingFS) log() []read {
 }
 
 // summary is the reads in one line: how many, of how many bytes, from
-// which files.
+// which files (sorted: a scan reads the subtasks' files in parallel, so
+// the order of their first reads is not fixed).
 func (c *countingFS) summary() string {
 	reads := c.log()
 	var bytes int64
@@ -288,6 +289,7 @@ func (c *countingFS) summary() string {
 			names = append(names, r.file)
 		}
 	}
+	slices.Sort(names)
 	return fmt.Sprintf("%d sections, %d bytes, files %v", len(reads), bytes, names)
 }
 
