@@ -224,14 +224,10 @@ func (t *table) GetInt64(ns []byte) (int64, bool, error) {
 		n, err := t.int64Value(v)
 		return n, err == nil, err
 	}
-	if b := t.b; len(ns) == 0 && b.kgIdx >= 0 {
-		// findVoid written out: the counter's read is the hot path.
-		c := t.hitVoid()
+	if len(ns) == 0 && t.b.kgIdx >= 0 {
+		c := t.findVoid() // inlined: the counter's read is the hot path
 		if c == nil {
-			if c = t.index[string(b.buf[:b.keyEnd])]; c == nil {
-				return 0, false, nil
-			}
-			t.hit, t.hitGen, t.hitNS = c, b.keyGen, t.hitNS[:0]
+			return 0, false, nil
 		}
 		return c.n, true, nil
 	}
@@ -389,13 +385,13 @@ func (t *table) setCell(i int, c *cell, v any) {
 // logCell records a cell of t.vals[i] before its first change in the
 // current segment (later ones need no record: undo only needs the oldest).
 func (t *table) logCell(i int, c *cell) {
-	if b := t.b; len(b.marks) > 0 && c.seg != b.seg && !b.replaying {
+	if t.b.logging() && c.seg != t.b.seg {
 		t.recordCell(i, c)
 	}
 }
 
-// recordCell is logCell's record (out of line: logCell is inlined into
-// every write).
+// recordCell is logCell's record, out of line so that logCell's common
+// path (nothing to record) is a few compares and a return.
 func (t *table) recordCell(i int, c *cell) {
 	t.b.record(change{kind: chValue, kg: int32(i), t: t, key: c.key, c: c, v: t.value(c)})
 	c.seg = t.b.seg
