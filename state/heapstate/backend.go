@@ -161,6 +161,21 @@ func locateKey(kgIdx int, key, ns []byte) string {
 	return string(append(buf, ns...))
 }
 
+// locatedGroup is the key group index a located key (locatedKey) starts
+// with.
+//
+// INVARIANT: as compositeOf's.
+func locatedGroup(located string) int {
+	var n uint64
+	for i, shift := 0, uint(0); ; i, shift = i+1, shift+7 {
+		b := located[i]
+		n |= uint64(b&0x7f) << shift
+		if b < 0x80 {
+			return int(n)
+		}
+	}
+}
+
 // compositeOf is the composite of a located key (locatedKey), the same
 // string's bytes.
 //
@@ -246,7 +261,6 @@ func (b *Backend) Register(d state.StateDesc) (state.Table, error) {
 		}
 		t.presizeIndex(total)
 		for _, kg := range sortedKeys(r.byKG) {
-			t.presize(kg, len(r.byKG[kg]))
 			for _, e := range r.byKG[kg] {
 				if err := t.load(e); err != nil {
 					return nil, err

@@ -2,6 +2,7 @@ package heapstate
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"reflect"
 	"slices"
@@ -43,7 +44,9 @@ type mapCell struct {
 
 // table is one declared state. Exactly one of vals, lists and maps is
 // non-nil, by kind; each has one map per key group, indexed by kg - Start,
-// keyed by composite (see package doc).
+// keyed by composite (see package doc). A value table's maps are built
+// only once something asks for a key group's cells (group): until then
+// index alone holds them.
 type table struct {
 	b    *Backend
 	desc state.StateDesc
@@ -51,17 +54,21 @@ type table struct {
 	// function): its cells keep their values in cell.n (see cell).
 	i64  bool
 	vals []map[string]*cell
-	// index holds the cells of every map of vals under their located keys
-	// (cell.key): a lookup by the current key goes through this one map,
-	// whose few internal tables stay in the cache, instead of the map of
-	// its key group (with 128 key groups, that map's header and table
-	// were a cache miss of their own on most lookups).
+	// index holds every value cell under its located key (cell.key): a
+	// lookup by the current key goes through this one map, whose few
+	// internal tables stay in the cache, instead of the map of its key
+	// group (with 128 key groups, that map's header and table were a cache
+	// miss of their own on most lookups).
 	// INVARIANT: a value cell is only ever put in or taken out of the
-	// table with addCell and dropCell, which keep vals and index holding
-	// the same cells, and touch.
+	// table with addCell and dropCell, which keep index and, once grouped,
+	// the maps of vals holding the same cells, and touch.
 	index map[string]*cell
-	lists []map[string]*listCell
-	maps  []map[string]*mapCell
+	// grouped: the maps of vals are built and kept. Until then they are
+	// nil, and adding a cell is one map insert, not two: a restore of a
+	// million keys that nothing lists pays for one map.
+	grouped bool
+	lists   []map[string]*listCell
+	maps    []map[string]*mapCell
 	// scratch encodes values and user keys for Entries.
 	scratch []byte
 	// order caches each key group's composites in order for Entries (nil:
@@ -107,12 +114,14 @@ func newTable(b *Backend, d state.StateDesc) *table {
 
 // addCell puts c, a value cell whose key is set, into key group index i.
 func (t *table) addCell(i int, c *cell) {
-	m := t.vals[i]
-	if m == nil {
-		m = map[string]*cell{}
-		t.vals[i] = m
+	if t.grouped {
+		m := t.vals[i]
+		if m == nil {
+			m = map[string]*cell{}
+			t.vals[i] = m
+		}
+		m[compositeOf(c.key)] = c
 	}
-	m[compositeOf(c.key)] = c
 	if t.index == nil {
 		t.index = map[string]*cell{}
 	}
@@ -123,9 +132,40 @@ func (t *table) addCell(i int, c *cell) {
 // dropCell takes the value cell under the located key lk, if any, out of
 // key group index i.
 func (t *table) dropCell(i int, lk string) {
-	delete(t.vals[i], compositeOf(lk))
+	if t.grouped {
+		delete(t.vals[i], compositeOf(lk))
+	}
 	delete(t.index, lk)
 	t.touch(i)
+}
+
+// group returns the value cells of key group index i by composite,
+// building the maps of every key group from index the first time.
+func (t *table) group(i int) map[string]*cell {
+	if !t.grouped {
+		n := make([]int, len(t.vals))
+		for lk := range t.index {
+			n[locatedGroup(lk)]++
+		}
+		for g, k := range n {
+			if k > 0 {
+				t.vals[g] = make(map[string]*cell, k)
+			}
+		}
+		for lk, c := range t.index {
+			t.vals[locatedGroup(lk)][compositeOf(lk)] = c
+		}
+		t.grouped = true
+	}
+	return t.vals[i]
+}
+
+// cellAt is the value cell of key group index i under composite (nil:
+// none), looked up in index.
+func (t *table) cellAt(i int, composite string) *cell {
+	var a [64]byte
+	lk := append(binary.AppendUvarint(a[:0], uint64(i)), composite...)
+	return t.index[string(lk)]
 }
 
 // value is the value of a cell of t.vals as Get returns it.
@@ -704,15 +744,14 @@ func (t *table) MergeNamespaces(target []byte, sources [][]byte) error {
 	// cell's key is where it is stored).
 	switch {
 	case t.vals != nil:
-		m := t.vals[i]
-		acc := m[tk]
+		acc := t.cellAt(i, tk)
 		var merged any
 		have := acc != nil
 		if have {
 			merged = acc.v
 		}
 		for _, sk := range keys {
-			c := m[sk]
+			c := t.cellAt(i, sk)
 			if c == nil {
 				continue
 			}
@@ -804,16 +843,6 @@ func (t *table) MergeNamespaces(target []byte, sources [][]byte) error {
 	return nil
 }
 
-// load decodes one snapshotted entry into the table.
-// presize makes room for n restored entries of key group kg, so a restore
-// does not grow the maps step by step.
-func (t *table) presize(kg, n int) {
-	i := kg - t.b.groups.Start
-	if t.vals != nil && t.vals[i] == nil {
-		t.vals[i] = make(map[string]*cell, n)
-	}
-}
-
 // presizeIndex makes room in the index for n restored values.
 func (t *table) presizeIndex(n int) {
 	if t.vals != nil && t.index == nil {
@@ -821,6 +850,7 @@ func (t *table) presizeIndex(n int) {
 	}
 }
 
+// load decodes one snapshotted entry into the table.
 func (t *table) load(e state.Entry) error {
 	var v any
 	var n int64
@@ -907,7 +937,7 @@ func (t *table) entries(kg int, arena *[]byte, yield func(state.Entry) bool) boo
 	}
 	switch {
 	case t.vals != nil:
-		for _, c := range t.sortedCells(i, t.vals[i]) {
+		for _, c := range t.sortedCells(i, t.group(i)) {
 			key, ns := splitKey(compositeOf(c.key))
 			if !emit(key, ns, nil, c.v, c) {
 				return false
