@@ -107,9 +107,11 @@ func BenchmarkCheckpointCost(b *testing.B) {
 
 // BenchmarkContinue is the TUI's c over bigWords (300k lines, 200k keys)
 // against a headless run of the same input: continue runs a session made as
-// `streamdbg debug` makes it (trace on, default checkpoints, no breakpoint)
-// from the first record to the end; run is session.Run as `streamdbg run`
-// (no trace). Both discard the sink output. The two alternate in every
+// `streamdbg debug` makes it (trace on, default checkpoints, no breakpoint,
+// and no output writer: the TUI keeps the sink's records as values for its
+// output pane and encodes none as JSON) from the first record to the end;
+// run is session.Run as `streamdbg run` (no trace), its JSON lines written
+// to io.Discard instead of stdout. The two alternate in every
 // iteration; continue/run is the ratio of their summed CPU times (the
 // process's, as BenchmarkCheckpointCost; the issue's bound: 1.5);
 // continue/run-wall is the ratio of their wall times.
@@ -120,7 +122,11 @@ func BenchmarkContinue(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		s, err := session.New(job, session.Options{Options: runtime.Options{Output: io.Discard, Trace: trace}})
+		var out io.Writer = io.Discard // run: stdout
+		if trace {
+			out = nil // debug: no writer (debugCmd.Run opens its session with none)
+		}
+		s, err := session.New(job, session.Options{Options: runtime.Options{Output: out, Trace: trace}})
 		if err != nil {
 			b.Fatal(err)
 		}
