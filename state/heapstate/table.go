@@ -140,9 +140,13 @@ func (t *table) dropCell(i int, lk string) {
 }
 
 // group returns the value cells of key group index i by composite,
-// building the maps of every key group from index the first time.
+// building the maps of every key group from index the first time the
+// table holds any (a session's first checkpoint lists its tables empty).
 func (t *table) group(i int) map[string]*cell {
 	if !t.grouped {
+		if len(t.index) == 0 {
+			return nil
+		}
 		n := make([]int, len(t.vals))
 		for lk := range t.index {
 			n[locatedGroup(lk)]++
