@@ -147,9 +147,12 @@ func composeKey(key, ns []byte) string {
 // uvarint of the key group's index (kg - groups.Start), then the
 // composite, so that one map of a table tells the key groups apart.
 func locatedKey(kgIdx int, composite string) string {
-	buf := make([]byte, 0, binary.MaxVarintLen64+len(composite))
-	buf = binary.AppendUvarint(buf, uint64(kgIdx))
-	return string(append(buf, composite...))
+	return string(appendLocated(make([]byte, 0, binary.MaxVarintLen64+len(composite)), kgIdx, composite))
+}
+
+// appendLocated appends locatedKey(kgIdx, composite) to dst.
+func appendLocated(dst []byte, kgIdx int, composite string) []byte {
+	return append(binary.AppendUvarint(dst, uint64(kgIdx)), composite...)
 }
 
 // locateKey is locatedKey of the composite of key and ns, built at once.

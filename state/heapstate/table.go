@@ -2,7 +2,6 @@ package heapstate
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"reflect"
 	"slices"
@@ -168,8 +167,7 @@ func (t *table) group(i int) map[string]*cell {
 // none), looked up in index.
 func (t *table) cellAt(i int, composite string) *cell {
 	var a [64]byte
-	lk := append(binary.AppendUvarint(a[:0], uint64(i)), composite...)
-	return t.index[string(lk)]
+	return t.index[string(appendLocated(a[:0], i, composite))]
 }
 
 // value is the value of a cell of t.vals as Get returns it.
