@@ -1,0 +1,148 @@
+package flink
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"streamdbg/state"
+)
+
+// scanBoth scans dir with fastRun on and off and fails unless both give the
+// same rows, in the same order, and the same error; it returns the rows.
+func scanBoth(t *testing.T, dir string, scan state.KeyedScan) ([]string, error) {
+	t.Helper()
+	rows := func() ([]string, error) {
+		sp, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for r, err := range sp.Keyed(scan) {
+			if err != nil {
+				return out, err
+			}
+			out = append(out, fmt.Sprintf("%d %s %v %v %v", r.KeyGroup, r.StateName, r.Key, r.Namespace, r.Value))
+		}
+		return out, nil
+	}
+	fast, fastErr := rows()
+	fastRuns = false
+	slow, slowErr := rows()
+	fastRuns = true
+	if fmt.Sprint(fastErr) != fmt.Sprint(slowErr) {
+		t.Fatalf("error with fast runs %v, pair by pair %v", fastErr, slowErr)
+	}
+	if len(fast) != len(slow) {
+		t.Fatalf("%d rows with fast runs, %d pair by pair", len(fast), len(slow))
+	}
+	for i := range slow {
+		if fast[i] != slow[i] {
+			t.Fatalf("row %d: %q with fast runs, %q pair by pair", i, fast[i], slow[i])
+		}
+	}
+	return fast, fastErr
+}
+
+// patched writes a synthetic savepoint of keys keys and applies patch to
+// its keyed file (with the key-group offsets).
+func patched(t *testing.T, o synthOptions, patch func(file []byte, offsets []int64)) string {
+	t.Helper()
+	dir, offsets := writeSyntheticOffsets(t, o)
+	path := filepath.Join(dir, "keyed-0")
+	file, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch(file, offsets)
+	if err := os.WriteFile(path, file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// A pair of the synthetic file: 4+10 key bytes (key group, Long, the
+// VoidNamespace byte), 4+8 value bytes; a key group starts with a 2-byte
+// state id.
+const synthPair = 4 + 10 + 4 + 8
+
+func TestFastRunMatchesPairByPair(t *testing.T) {
+	const keys = 20_000
+	for _, tc := range []struct {
+		name string
+		o    synthOptions
+	}{
+		{"plain", synthOptions{keys: keys}},
+		{"snappy", synthOptions{keys: keys, compressed: true}},
+		{"two-byte prefix", synthOptions{keys: keys, maxParallel: 1024}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rows, err := scanBoth(t, writeSynthetic(t, tc.o), state.KeyedScan{})
+			if err != nil || len(rows) != keys {
+				t.Fatalf("%d rows, %v; want %d, no error", len(rows), err, keys)
+			}
+			// Against the writer, not the reader: key k holds 2k.
+			for _, r := range rows {
+				var kg int
+				var name, ns string
+				var k, v int64
+				if _, err := fmt.Sscanf(r, "%d %s %d %s %d", &kg, &name, &k, &ns, &v); err != nil || v != 2*k {
+					t.Fatalf("row %q: want value %d (%v)", r, 2*k, err)
+				}
+			}
+		})
+	}
+	t.Run("keys", func(t *testing.T) {
+		rows, err := scanBoth(t, writeSynthetic(t, synthOptions{keys: keys}), state.KeyedScan{Keys: []any{int64(7), int64(19_999), int64(40_000)}})
+		if err != nil || len(rows) != 2 {
+			t.Fatalf("rows %q, %v; want keys 7 and 19999", rows, err)
+		}
+	})
+}
+
+// TestFastRunLeavesOddPairs breaks pairs in the middle of a run: the fast
+// run stops before each, and the pair-by-pair path gives the same rows up
+// to it and the same error, at the same offset.
+func TestFastRunLeavesOddPairs(t *testing.T) {
+	const kg, nth = 70, 5
+	at := func(offsets []int64) int64 { return offsets[kg] + 2 + nth*synthPair }
+	for _, tc := range []struct {
+		name  string
+		patch func(file []byte, at int64)
+		want  string
+	}{
+		{"another key group", func(f []byte, at int64) { f[at+4] = kg + 1 }, "key group"},
+		{"short key", func(f []byte, at int64) { binary.BigEndian.PutUint32(f[at:], 9) }, "offset"},
+		{"long value", func(f []byte, at int64) { binary.BigEndian.PutUint32(f[at+14:], 9) }, "offset"},
+		{"length past the end", func(f []byte, at int64) { binary.BigEndian.PutUint32(f[at:], 1<<30) }, "does not fit"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var where int64
+			dir := patched(t, synthOptions{keys: 20_000}, func(f []byte, offsets []int64) {
+				where = at(offsets)
+				tc.patch(f, where)
+			})
+			rows, err := scanBoth(t, dir, state.KeyedScan{})
+			if err == nil {
+				t.Fatalf("%d rows, no error; want an error at key group %d's pair %d (offset %d)", len(rows), kg, nth, where)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %q does not say %q", err, tc.want)
+			}
+			n := 0
+			for _, r := range rows {
+				var g int
+				fmt.Sscanf(r, "%d", &g)
+				if g == kg {
+					n++
+				}
+			}
+			if n != nth {
+				t.Fatalf("%d rows of key group %d before the error, want %d", n, kg, nth)
+			}
+		})
+	}
+}
