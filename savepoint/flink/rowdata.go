@@ -249,8 +249,9 @@ type rowSlab struct {
 	r2 []row2
 	r4 []row4
 	r8 []row8
-	// ints and txt back boxInt64 and text (slab.go).
+	// ints, strs and txt back boxInt64, boxText and text (slab.go).
 	ints []int64
+	strs []string
 	txt  []byte
 }
 
@@ -374,7 +375,7 @@ func (c *fieldCodec) decodeSlot(seg []byte, base, slot, width int, slab *rowSlab
 	}
 	switch c.root {
 	case rootChar, rootVarchar:
-		return slab.text(b), nil
+		return slab.boxText(b), nil
 	case rootBinary, rootVarbinary:
 		return append([]byte(nil), b...), nil
 	case rootRow, rootStructured:

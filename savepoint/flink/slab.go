@@ -9,6 +9,8 @@ import "unsafe"
 // (at most slabInts int64s or slabText bytes).
 const (
 	slabInts = 256
+	// slabStrings is the string headers of a block (boxText).
+	slabStrings = 128
 	slabText = 4 << 10
 )
 
@@ -17,6 +19,29 @@ var int64Type = func() unsafe.Pointer {
 	var x any = int64(1 << 40)
 	return (*[2]unsafe.Pointer)(unsafe.Pointer(&x))[0]
 }()
+
+// stringType is the type word of an interface holding a string.
+var stringType = func() unsafe.Pointer {
+	var x any = "x"
+	return (*[2]unsafe.Pointer)(unsafe.Pointer(&x))[0]
+}()
+
+// boxText is any(string(b)): the bytes as text copies them, the string
+// header from the slab's current block of headers instead of an allocation
+// of its own. A nil slab boxes as Go does.
+func (s *rowSlab) boxText(b []byte) any {
+	if s == nil {
+		return string(b)
+	}
+	if len(s.strs) == cap(s.strs) {
+		s.strs = make([]string, 0, slabStrings)
+	}
+	s.strs = append(s.strs, s.text(b))
+	// INVARIANT: as for boxInt64, a header is written once, before it is
+	// boxed, and never again.
+	e := [2]unsafe.Pointer{stringType, unsafe.Pointer(&s.strs[len(s.strs)-1])}
+	return *(*any)(unsafe.Pointer(&e))
+}
 
 // boxInt64 is any(v), its 8 bytes taken from the slab's current block. A
 // nil slab boxes as Go does.

@@ -97,6 +97,15 @@ func TestSlabValuesOutliveTheScan(t *testing.T) {
 	for i := range cap(texts) {
 		texts = append(texts, s.text([]byte(fmt.Sprintf("text %d", i))))
 	}
+	var boxedTexts []any
+	for i := range 3 * slabStrings {
+		boxedTexts = append(boxedTexts, s.boxText([]byte(fmt.Sprintf("boxed %d", i))))
+	}
+	for i, v := range boxedTexts {
+		if str, ok := v.(string); !ok || str != fmt.Sprintf("boxed %d", i) {
+			t.Fatalf("boxed text %d: %#v", i, v)
+		}
+	}
 	for i, v := range boxed {
 		if v != int64(i)*1_000_003-500_000 {
 			t.Fatalf("boxed %d: %v", i, v)
