@@ -11,7 +11,7 @@ const (
 	slabInts = 256
 	// slabStrings is the string headers of a block (boxText).
 	slabStrings = 128
-	slabText = 4 << 10
+	slabText    = 4 << 10
 )
 
 // int64Type is the type word of an interface holding an int64.
