@@ -82,6 +82,14 @@ func TestChangelogKeyTypeHint(t *testing.T) {
 			t.Errorf("SetKeyType(%q, %q) = %v, want an error with %q", tc.op, tc.typ, err, tc.want)
 		}
 	}
+	for typ, want := range map[string]serializer{"long": longSer, "java.lang.Long": longSer, "int": intSer, "char": charSer, "boolean": boolSer} {
+		if ks, err := parseKeyType(typ); err != nil || ks != want {
+			t.Errorf("parseKeyType(%q) = %v, %v; want %v", typ, ks, err, want)
+		}
+	}
+	if _, err := parseKeyType("LONG"); err == nil {
+		t.Errorf("parseKeyType(LONG): no error")
+	}
 	ks, err := parseKeyType("Tuple3<java.lang.String, Tuple2<Integer, byte[]>, Boolean>")
 	if err != nil || ks.typeName() != "Tuple3<java.lang.String, Tuple2<java.lang.Integer, byte[]>, java.lang.Boolean>" {
 		t.Errorf("nested tuple: %v, %v", ks, err)

@@ -19,11 +19,16 @@ var keyTypeNames = map[string]serializer{
 	"Long": longSer, "Integer": intSer, "Int": intSer, "Short": shortSer, "Byte": byteSer,
 	"Boolean": boolSer, "Double": doubleSer, "Float": floatSer, "Character": charSer, "Char": charSer,
 	"String": stringSer, "byte[]": bytesSer,
+	// The Java primitives, as a user names the type of a key selector's
+	// result (the key itself is boxed, and serialized as its class).
+	"long": longSer, "int": intSer, "short": shortSer, "byte": byteSer,
+	"boolean": boolSer, "double": doubleSer, "float": floatSer, "char": charSer,
 }
 
 // ParseKeyType reads a key type: Long, Integer, Short, Byte, Boolean,
-// Double, Float, Character, String, byte[] (with or without java.lang.), or
-// TupleN<T1, ..., TN> of those (a Flink Tuple, as keyBy(0) keys are).
+// Double, Float, Character, String (with or without java.lang.), the
+// primitives long, int, short, byte, boolean, double, float, char, byte[],
+// or TupleN<T1, ..., TN> of those (a Flink Tuple, as keyBy(0) keys are).
 func parseKeyType(s string) (serializer, error) {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexByte(s, '<'); i >= 0 {
