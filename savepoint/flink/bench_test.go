@@ -60,7 +60,8 @@ func dirSize(b *testing.B, dir string) int64 {
 // BenchmarkOpenScan opens and fully scans the sample with the most state
 // (spapi-table-state) and synthetic canonical savepoints with a ~100 MB
 // keyed file (4M Long keys and Long values in 128 key groups), plain and
-// with every key group Snappy-compressed.
+// with every key group Snappy-compressed, and one of 4M String keys
+// ("key_0000000" on) with Long values (synthetic-strings, ~136 MB).
 //
 // The baseline of each synthetic savepoint reads the bytes the scan reads,
 // the way it reads them, and does nothing with them: `_metadata` in one
@@ -93,9 +94,9 @@ func BenchmarkOpenScan(b *testing.B) {
 	})
 
 	for _, v := range []struct {
-		name       string
-		compressed bool
-	}{{"synthetic-100MB", false}, {"synthetic-100MB-snappy", true}} {
+		name                   string
+		compressed, stringKeys bool
+	}{{"synthetic-100MB", false, false}, {"synthetic-100MB-snappy", true, false}, {"synthetic-strings", false, true}} {
 		// Written by the first sub-benchmark that runs (none when -bench
 		// picks none of them).
 		var dir string
@@ -104,7 +105,7 @@ func BenchmarkOpenScan(b *testing.B) {
 		parent := b         // the data outlives each sub-benchmark's TempDir
 		data := func(b *testing.B) {
 			if dir == "" {
-				dir, offsets = writeSyntheticOffsets(parent, synthOptions{keys: 4_000_000, compressed: v.compressed})
+				dir, offsets = writeSyntheticOffsets(parent, synthOptions{keys: 4_000_000, compressed: v.compressed, stringKeys: v.stringKeys})
 				size = dirSize(b, dir)
 				raw = uncompressedSize(b, dir, offsets, v.compressed)
 			}

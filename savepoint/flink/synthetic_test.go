@@ -3,6 +3,7 @@ package flink
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -44,14 +45,25 @@ type synthOptions struct {
 	absPrefix   string // directory prefix of a handleFile path
 	fileName    string
 	maxParallel int
+	// stringKeys keys the state by the String "key_%07d" of each key
+	// (StringSerializer) instead of the Long.
+	stringKeys bool
 }
+
+
+// synthStringKey is the String key k stands for with stringKeys.
+func synthStringKey(k int64) string { return fmt.Sprintf("key_%07d", k) }
 
 // synthKeyedFile returns the keyed state file and the key-group offsets.
 func synthKeyedFile(o synthOptions) ([]byte, []int64) {
 	var f enc
 	f.i32(6)
 	f.u8(b2u(o.compressed))
-	f.snapshot(longSnapshot)
+	if o.stringKeys {
+		f.snapshot(stringSnapshot)
+	} else {
+		f.snapshot(longSnapshot)
+	}
 	f.u16(1)
 	f.utf("count")
 	f.i32(backendKeyValue)
@@ -66,7 +78,11 @@ func synthKeyedFile(o synthOptions) ([]byte, []int64) {
 
 	groups := make([][]int64, o.maxParallel)
 	for k := range int64(o.keys) {
-		kg := state.KeyGroupForHash(int32(k^int64(uint64(k)>>32)), o.maxParallel)
+		hash := int32(k ^ int64(uint64(k)>>32))
+		if o.stringKeys {
+			hash = stringHashCode(synthStringKey(k))
+		}
+		kg := state.KeyGroupForHash(hash, o.maxParallel)
 		groups[kg] = append(groups[kg], k)
 	}
 	offsets := make([]int64, o.maxParallel)
@@ -84,7 +100,15 @@ func synthKeyedFile(o synthOptions) ([]byte, []int64) {
 			} else {
 				key.u8(byte(kg))
 			}
-			key.i64(k)
+			if o.stringKeys {
+				// StringValue.writeString of ASCII: length+1, then a
+				// byte a char (all below 0x80).
+				str := synthStringKey(k)
+				key.u8(byte(len(str) + 1))
+				key.WriteString(str)
+			} else {
+				key.i64(k)
+			}
 			key.u8(0)
 			kb := key.Bytes()
 			if i == len(keys)-1 {
@@ -199,6 +223,7 @@ func TestSynthetic(t *testing.T) {
 		{"inline", synthOptions{keys: 1000, handle: handleByteStream}},
 		{"absolute moved", synthOptions{keys: 1000, handle: handleFile, absPrefix: "hdfs://namenode:8020/flink/savepoints/savepoint-123/"}},
 		{"two-byte prefix", synthOptions{keys: 1000, maxParallel: 1024}},
+		{"string keys", synthOptions{keys: 1000, stringKeys: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sp, err := Open(writeSynthetic(t, tc.o))
@@ -210,11 +235,20 @@ func TestSynthetic(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				k := r.Key.(int64)
+				var k int64
+				key := r.Key
+				if tc.o.stringKeys {
+					str, _ := r.Key.(string)
+					if _, err := fmt.Sscanf(str, "key_%d", &k); err != nil || synthStringKey(k) != str {
+						t.Fatalf("row %+v: key %#v is not key_NNNNNNN", r, r.Key)
+					}
+				} else {
+					k = r.Key.(int64)
+				}
 				if r.Value != k*2 || r.StateName != "count" || r.Namespace != nil {
 					t.Fatalf("row %+v", r)
 				}
-				kg, ok := sp.KeyGroupOf(sp.States()[0], k)
+				kg, ok := sp.KeyGroupOf(sp.States()[0], key)
 				if !ok || kg != r.KeyGroup {
 					t.Fatalf("key %d: KeyGroupOf = %d, %v; row in %d", k, kg, ok, r.KeyGroup)
 				}
