@@ -24,10 +24,13 @@ var fixedDecoders = map[serializer]func(b []byte, slab *rowSlab) any{
 }
 
 // fastPair decodes the canonical pairs of one state whose key, namespace
-// (when it has one) and value are fixed-size scalars.
+// (when it has one) and value are fixed-size scalars, or whose key is a
+// String and namespace and value are (stringKey: then key is nil, keyLen
+// 0, and only fastRun takes its pairs, when the String is ASCII).
 type fastPair struct {
 	key, ns, value          func([]byte, *rowSlab) any
 	keyLen, nsLen, valueLen int
+	stringKey               bool
 }
 
 // of sets fp to the fast path for the pairs of m and reports whether they
@@ -44,7 +47,9 @@ func (fp *fastPair) of(h *keyedHeader, m *stateMeta) bool {
 		return false
 	}
 	var ok bool
-	if fp.key, fp.keyLen, ok = fixedDecoder(h.key); !ok || fp.keyLen == 0 {
+	if h.key == stringSer {
+		fp.stringKey = true
+	} else if fp.key, fp.keyLen, ok = fixedDecoder(h.key); !ok || fp.keyLen == 0 {
 		return false
 	}
 	if m.namespace != nil {
@@ -72,7 +77,7 @@ func fixedDecoder(s serializer) (func([]byte, *rowSlab) any, int, bool) {
 // decodes it and says what is wrong.
 func (fp *fastPair) decode(r *kgReader, m *stateMeta, key, value []byte) (e entry, ok bool) {
 	p := r.prefix
-	if len(key) != p+fp.keyLen+fp.nsLen || len(value) != fp.valueLen {
+	if fp.stringKey || len(key) != p+fp.keyLen+fp.nsLen || len(value) != fp.valueLen {
 		return e, false
 	}
 	kg := int(key[0] &^ 0x80) // the "meta data follows" flag of canonical keys

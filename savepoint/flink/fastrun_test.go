@@ -78,6 +78,8 @@ func TestFastRunMatchesPairByPair(t *testing.T) {
 		{"plain", synthOptions{keys: keys}},
 		{"snappy", synthOptions{keys: keys, compressed: true}},
 		{"two-byte prefix", synthOptions{keys: keys, maxParallel: 1024}},
+		{"string keys", synthOptions{keys: keys, stringKeys: true}},
+		{"string keys, two-byte prefix", synthOptions{keys: keys, stringKeys: true, maxParallel: 1024}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rows, err := scanBoth(t, writeSynthetic(t, tc.o), state.KeyedScan{})
@@ -85,16 +87,26 @@ func TestFastRunMatchesPairByPair(t *testing.T) {
 				t.Fatalf("%d rows, %v; want %d, no error", len(rows), err, keys)
 			}
 			// Against the writer, not the reader: key k holds 2k.
+			format := "%d %s %d %s %d"
+			if tc.o.stringKeys {
+				format = "%d %s key_%d %s %d"
+			}
 			for _, r := range rows {
 				var kg int
 				var name, ns string
 				var k, v int64
-				if _, err := fmt.Sscanf(r, "%d %s %d %s %d", &kg, &name, &k, &ns, &v); err != nil || v != 2*k {
+				if _, err := fmt.Sscanf(r, format, &kg, &name, &k, &ns, &v); err != nil || v != 2*k {
 					t.Fatalf("row %q: want value %d (%v)", r, 2*k, err)
 				}
 			}
 		})
 	}
+	t.Run("string keys named", func(t *testing.T) {
+		rows, err := scanBoth(t, writeSynthetic(t, synthOptions{keys: keys, stringKeys: true}), state.KeyedScan{Keys: []any{synthStringKey(7), synthStringKey(19_999), "key_x"}})
+		if err != nil || len(rows) != 2 {
+			t.Fatalf("rows %q, %v; want keys 7 and 19999", rows, err)
+		}
+	})
 	t.Run("keys", func(t *testing.T) {
 		rows, err := scanBoth(t, writeSynthetic(t, synthOptions{keys: keys}), state.KeyedScan{Keys: []any{int64(7), int64(19_999), int64(40_000)}})
 		if err != nil || len(rows) != 2 {
@@ -142,6 +154,50 @@ func TestFastRunLeavesOddPairs(t *testing.T) {
 			}
 			if n != nth {
 				t.Fatalf("%d rows of key group %d before the error, want %d", n, kg, nth)
+			}
+		})
+	}
+}
+
+// TestFastStringRunLeavesOddKeys changes String keys in the middle of a
+// run into ones fastStringRun does not take (a char that is not ASCII, a
+// null String, a length that disagrees with the key's): both paths give
+// the same rows and errors.
+func TestFastStringRunLeavesOddKeys(t *testing.T) {
+	const kg, nth = 70, 5
+	// A pair: 4+14 key bytes (key group, length+1, "key_NNNNNNN", the
+	// VoidNamespace byte), 4+8 value bytes.
+	const pair = 4 + 14 + 4 + 8
+	for _, tc := range []struct {
+		name  string
+		patch func(f []byte, at int64)
+	}{
+		{"char above 0x7f", func(f []byte, at int64) { f[at+4+2+5] = 0xc3 }},
+		{"null string", func(f []byte, at int64) { f[at+4+1] = 0 }},
+		{"shorter string", func(f []byte, at int64) { f[at+4+1] = 5 }},
+		{"another key group", func(f []byte, at int64) { f[at+4] = kg + 1 }},
+		{"long value", func(f []byte, at int64) { binary.BigEndian.PutUint32(f[at+4+14:], 9) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := patched(t, synthOptions{keys: 20_000, stringKeys: true}, func(f []byte, offsets []int64) {
+				at := offsets[kg] + 2 + nth*pair
+				if f[at+4] != kg || f[at+5] != 12 || string(f[at+6:at+10]) != "key_" {
+					t.Fatalf("no pair at %d: % x", at, f[at:at+pair])
+				}
+				tc.patch(f, at)
+			})
+			rows, err := scanBoth(t, dir, state.KeyedScan{})
+			n := 0
+			for _, r := range rows {
+				var g int
+				fmt.Sscanf(r, "%d", &g)
+				if g == kg {
+					n++
+				}
+			}
+			// Up to the odd pair, every row is the writer's.
+			if n < nth {
+				t.Fatalf("%d rows of key group %d (error %v), want at least the %d before the odd pair", n, kg, err, nth)
 			}
 		})
 	}

@@ -470,6 +470,9 @@ var fastRuns = true
 // and takes the bytes itself, without a decoder call per field: most pairs
 // of a large state are these.
 func (r *kgReader) fastRun(d *decoder, m *stateMeta, fp *fastPair) (stopped bool) {
+	if fp.stringKey {
+		return r.fastStringRun(d, m, fp)
+	}
 	b, p := d.b, d.off
 	kl, vl := r.prefix+fp.keyLen+fp.nsLen, fp.valueLen
 	step := 8 + kl + vl
@@ -487,6 +490,46 @@ func (r *kgReader) fastRun(d *decoder, m *stateMeta, fp *fastPair) (stopped bool
 			return true
 		}
 		p += step
+	}
+	d.off = p
+	return false
+}
+
+// fastStringRun is fastRun for a state keyed by String: it takes the
+// pairs whose key is an ASCII String of fewer than 127 chars (its length a
+// one-byte varint, each char a byte below 0x80), which decode to what
+// StringSerializer's decoder gives for them.
+func (r *kgReader) fastStringRun(d *decoder, m *stateMeta, fp *fastPair) (stopped bool) {
+	b, p := d.b, d.off
+	pre, nl, vl := r.prefix, fp.nsLen, fp.valueLen
+	for len(b)-p >= 8 {
+		kl := int(binary.BigEndian.Uint32(b[p:]))
+		// The key: prefix, length+1, chars, namespace.
+		if kl < pre+1+nl || kl > pre+1+126+nl || len(b)-p-8-vl < kl {
+			break
+		}
+		key := b[p+4 : p+4+kl : p+4+kl]
+		q := p + 4 + kl
+		if binary.BigEndian.Uint32(b[q:]) != uint32(vl) || key[0]&0x80 != 0 {
+			break
+		}
+		kg := int(key[0])
+		if pre == 2 {
+			kg = kg<<8 | int(key[1])
+		}
+		n := int(key[pre]) - 1
+		if kg != r.kg || n < 0 || pre+1+n+nl != kl || !asciiBytes(key[pre+1:pre+1+n]) {
+			break
+		}
+		e := entry{meta: m, keyGroup: r.kg, key: r.slab.boxText(key[pre+1 : pre+1+n]), size: int64(kl + vl)}
+		if fp.ns != nil {
+			e.namespace = fp.ns(key[pre+1+n:], &r.slab)
+		}
+		e.value = fp.value(b[q+4:q+4+vl:q+4+vl], &r.slab)
+		if (r.keep == nil || r.keep(e.key)) && !r.yield(e, nil) {
+			return true
+		}
+		p = q + 4 + vl
 	}
 	d.off = p
 	return false

@@ -54,7 +54,7 @@ var (
 		if !ok {
 			return nil
 		}
-		return s
+		return d.slab.boxString(s)
 	}}
 	bytesSer = &scalar{"byte[]", -1, func(d *decoder) any {
 		n := d.count("byte[] length", 1)

@@ -33,10 +33,19 @@ func (s *rowSlab) boxText(b []byte) any {
 	if s == nil {
 		return string(b)
 	}
+	return s.boxString(s.text(b))
+}
+
+// boxString is any(str), the string header from the slab's current block
+// of headers. A nil slab boxes as Go does.
+func (s *rowSlab) boxString(str string) any {
+	if s == nil || str == "" {
+		return str // Go's box of "" allocates nothing
+	}
 	if len(s.strs) == cap(s.strs) {
 		s.strs = make([]string, 0, slabStrings)
 	}
-	s.strs = append(s.strs, s.text(b))
+	s.strs = append(s.strs, str)
 	// INVARIANT: as for boxInt64, a header is written once, before it is
 	// boxed, and never again.
 	e := [2]unsafe.Pointer{stringType, unsafe.Pointer(&s.strs[len(s.strs)-1])}
