@@ -50,7 +50,6 @@ type synthOptions struct {
 	stringKeys bool
 }
 
-
 // synthStringKey is the String key k stands for with stringKeys.
 func synthStringKey(k int64) string { return fmt.Sprintf("key_%07d", k) }
 
