@@ -25,8 +25,8 @@ var fixedDecoders = map[serializer]func(b []byte, slab *rowSlab) any{
 
 // fastPair decodes the canonical pairs of one state whose key, namespace
 // (when it has one) and value are fixed-size scalars, or whose key is a
-// String and namespace and value are (stringKey: then key is nil, keyLen
-// 0, and only fastRun takes its pairs, when the String is ASCII).
+// String and namespace and value are (stringKey: then key is nil and
+// keyLen 0, and decodeString takes the pairs whose String is ASCII).
 type fastPair struct {
 	key, ns, value          func([]byte, *rowSlab) any
 	keyLen, nsLen, valueLen int
@@ -76,8 +76,11 @@ func fixedDecoder(s serializer) (func([]byte, *rowSlab) any, int, bool) {
 // the serializers take (or name another key group): the general path then
 // decodes it and says what is wrong.
 func (fp *fastPair) decode(r *kgReader, m *stateMeta, key, value []byte) (e entry, ok bool) {
+	if fp.stringKey {
+		return fp.decodeString(r, m, key, value)
+	}
 	p := r.prefix
-	if fp.stringKey || len(key) != p+fp.keyLen+fp.nsLen || len(value) != fp.valueLen {
+	if len(key) != p+fp.keyLen+fp.nsLen || len(value) != fp.valueLen {
 		return e, false
 	}
 	kg := int(key[0] &^ 0x80) // the "meta data follows" flag of canonical keys
@@ -90,6 +93,31 @@ func (fp *fastPair) decode(r *kgReader, m *stateMeta, key, value []byte) (e entr
 	e = entry{meta: m, keyGroup: r.kg, key: fp.key(key[p:p+fp.keyLen], &r.slab)}
 	if fp.ns != nil {
 		e.namespace = fp.ns(key[p+fp.keyLen:], &r.slab)
+	}
+	e.value = fp.value(value, &r.slab)
+	return e, true
+}
+
+// decodeString is decode for a String key: it takes the keys whose String
+// is ASCII and shorter than 127 chars (the length a one-byte varint, each
+// char one byte below 0x80), which decode to what StringSerializer's
+// decoder gives for them; ok=false for any other.
+func (fp *fastPair) decodeString(r *kgReader, m *stateMeta, key, value []byte) (e entry, ok bool) {
+	pre, nl := r.prefix, fp.nsLen
+	if len(value) != fp.valueLen || len(key) < pre+1+nl {
+		return e, false
+	}
+	kg := int(key[0] &^ 0x80) // the "meta data follows" flag of canonical keys
+	if pre == 2 {
+		kg = kg<<8 | int(key[1])
+	}
+	n := int(key[pre]) - 1
+	if kg != r.kg || n < 0 || pre+1+n+nl != len(key) || !asciiBytes(key[pre+1:pre+1+n]) {
+		return e, false
+	}
+	e = entry{meta: m, keyGroup: r.kg, key: r.slab.boxText(key[pre+1 : pre+1+n])}
+	if fp.ns != nil {
+		e.namespace = fp.ns(key[pre+1+n:], &r.slab)
 	}
 	e.value = fp.value(value, &r.slab)
 	return e, true

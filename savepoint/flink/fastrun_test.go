@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf16"
 
+	"streamdbg/savepoint/flink/rocksdb/rocksdbtest"
 	"streamdbg/state"
 )
 
@@ -200,5 +202,59 @@ func TestFastStringRunLeavesOddKeys(t *testing.T) {
 				t.Fatalf("%d rows of key group %d (error %v), want at least the %d before the odd pair", n, kg, err, nth)
 			}
 		})
+	}
+}
+
+// stringValue is StringValue.writeString of s: its length+1, then each
+// UTF-16 code unit, as varints.
+func stringValue(s string) []byte {
+	units := utf16.Encode([]rune(s))
+	b := binary.AppendUvarint(nil, uint64(len(units)+1))
+	for _, u := range units {
+		b = binary.AppendUvarint(b, uint64(u))
+	}
+	return b
+}
+
+// TestNativeFastPathMatchesDecodePair: a RocksDB native scan gives the same
+// rows with the fast path (fastPair per entry) as with decodePair, for
+// Long and String keys, String keys the fast path must leave to decodePair
+// among them, and a scan naming keys.
+func TestNativeFastPathMatchesDecodePair(t *testing.T) {
+	const keys = 5000
+	for _, stringKeys := range []bool{false, true} {
+		t.Run(fmt.Sprintf("string keys %v", stringKeys), func(t *testing.T) {
+			dir, _, _ := writeNativeCounts(t, keys, stringKeys, nil)
+			rows, err := scanBoth(t, dir, state.KeyedScan{})
+			if err != nil || len(rows) != keys {
+				t.Fatalf("%d rows, %v; want %d", len(rows), err, keys)
+			}
+		})
+	}
+	odd := []string{"", "caf\u00e9", strings.Repeat("k", 130), "\U0001F600 emoji"}
+	var extra []rocksdbtest.Entry
+	for i, s := range odd {
+		kg := state.KeyGroupForHash(stringHashCode(s), 256)
+		key := append([]byte{byte(kg >> 8), byte(kg)}, stringValue(s)...)
+		extra = append(extra, rocksdbtest.Entry{Key: append(key, 0), Type: rocksdbtest.Put, Value: be64(int64(1000 + i))})
+	}
+	dir, _, _ := writeNativeCounts(t, keys, true, extra)
+	rows, err := scanBoth(t, dir, state.KeyedScan{})
+	if err != nil || len(rows) != keys+len(odd) {
+		t.Fatalf("%d rows, %v; want %d", len(rows), err, keys+len(odd))
+	}
+	for i, s := range odd {
+		want := fmt.Sprintf(" count %s <nil> %d", s, 1000+i)
+		found := false
+		for _, r := range rows {
+			found = found || strings.HasSuffix(r, want)
+		}
+		if !found {
+			t.Errorf("no row ending %q", want)
+		}
+	}
+	named, err := scanBoth(t, dir, state.KeyedScan{Keys: []any{synthStringKey(42), "caf\u00e9", "nope"}})
+	if err != nil || len(named) != 2 {
+		t.Fatalf("named keys: rows %q, %v; want 2", named, err)
 	}
 }

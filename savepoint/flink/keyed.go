@@ -495,10 +495,8 @@ func (r *kgReader) fastRun(d *decoder, m *stateMeta, fp *fastPair) (stopped bool
 	return false
 }
 
-// fastStringRun is fastRun for a state keyed by String: it takes the
-// pairs whose key is an ASCII String of fewer than 127 chars (its length a
-// one-byte varint, each char a byte below 0x80), which decode to what
-// StringSerializer's decoder gives for them.
+// fastStringRun is fastRun for a state keyed by String: it takes the pairs
+// fastPair.decodeString takes.
 func (r *kgReader) fastStringRun(d *decoder, m *stateMeta, fp *fastPair) (stopped bool) {
 	b, p := d.b, d.off
 	pre, nl, vl := r.prefix, fp.nsLen, fp.valueLen
@@ -513,19 +511,11 @@ func (r *kgReader) fastStringRun(d *decoder, m *stateMeta, fp *fastPair) (stoppe
 		if binary.BigEndian.Uint32(b[q:]) != uint32(vl) || key[0]&0x80 != 0 {
 			break
 		}
-		kg := int(key[0])
-		if pre == 2 {
-			kg = kg<<8 | int(key[1])
-		}
-		n := int(key[pre]) - 1
-		if kg != r.kg || n < 0 || pre+1+n+nl != kl || !asciiBytes(key[pre+1:pre+1+n]) {
+		e, ok := fp.decodeString(r, m, key, b[q+4:q+4+vl:q+4+vl])
+		if !ok {
 			break
 		}
-		e := entry{meta: m, keyGroup: r.kg, key: r.slab.boxText(key[pre+1 : pre+1+n]), size: int64(kl + vl)}
-		if fp.ns != nil {
-			e.namespace = fp.ns(key[pre+1+n:], &r.slab)
-		}
-		e.value = fp.value(b[q+4:q+4+vl:q+4+vl], &r.slab)
+		e.size = int64(kl + vl)
 		if (r.keep == nil || r.keep(e.key)) && !r.yield(e, nil) {
 			return true
 		}

@@ -395,6 +395,10 @@ func (sp *Savepoint) nativeEntries(f keyedFile, kgs []int, want func(*stateMeta)
 			r  *kgReader
 			it *rocksdb.Iter
 			cf string
+			// fast decodes most entries of a state of scalars (or String
+			// keys), as pair does; nil when the state has no fast path.
+			fp   fastPair
+			fast *fastPair
 		}
 		var its []*stateIter
 		ps := prefixSize(f.op.maxParallelism)
@@ -417,7 +421,11 @@ func (sp *Savepoint) nativeEntries(f keyedFile, kgs []int, want func(*stateMeta)
 				prefix: ps, header: f.header, want: want, keep: keep,
 				yield: func(entry, error) bool { return true },
 			}
-			its = append(its, &stateIter{m: m, r: r, it: it, cf: m.name})
+			si := &stateIter{m: m, r: r, it: it, cf: m.name}
+			if fastRuns && si.fp.of(f.header, m) {
+				si.fast = &si.fp
+			}
+			its = append(its, si)
 		}
 		for _, rg := range sp.nativeRanges(f, kgs, keys) {
 			for _, s := range its {
@@ -428,6 +436,16 @@ func (sp *Savepoint) nativeEntries(f keyedFile, kgs []int, want func(*stateMeta)
 				}
 				for ; ok && (rg.upper == nil || bytes.Compare(it.Key(), rg.upper) < 0); ok = it.Next() {
 					s.r.kg = rg.kg
+					if s.fast != nil {
+						key, value := it.Key(), it.Value()
+						if e, ok := s.fast.decode(s.r, s.m, key, value); ok {
+							e.size = int64(len(key) + len(value))
+							if (keep == nil || keep(e.key)) && !yield(e, nil) {
+								return
+							}
+							continue
+						}
+					}
 					es, err := s.r.decodePair(0, s.m, it.Key(), it.Value())
 					if err != nil {
 						yield(entry{}, err)

@@ -186,73 +186,7 @@ func TestSyntheticNativeSavepoint(t *testing.T) {
 	meta.stateMeta("ttl", backendKeyValue, "VALUE", func() { meta.composite(ttlSnapshot, longSnapshot, longSnapshot) })
 	meta.stateMeta("_timer_state/event_t", backendPriorityQueue, "", func() { meta.composite(timerSnapshot, longSnapshot, voidNSSnapshot) })
 
-	dir := t.TempDir()
-	files := db.Files()
-	write := func(name string, b []byte) {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("meta-0", meta.Bytes())
-	var m enc
-	m.i32(Magic)
-	m.i32(4)
-	m.i64(3)
-	m.i32(0)
-	m.i32(1)
-	m.Write(mustHex(t, synthOperatorID))
-	m.i32(2)
-	m.i32(maxPar)
-	m.u8(handleNull)
-	m.i32(1)
-	m.i32(0)
-	m.i32(0)
-	m.i32(0)
-	m.u8(handleIncrementalV2)
-	m.i64(3)
-	m.utf("backend-0")
-	m.i32(0)
-	m.i32(128)
-	m.i64(0)
-	m.u8(handleRelativeFile)
-	m.utf("meta-0")
-	m.i64(int64(meta.Len()))
-	var names []string
-	for n := range files {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	var ssts, priv []string
-	for _, n := range names {
-		if filepath.Ext(n) == ".sst" {
-			ssts = append(ssts, n)
-		} else {
-			priv = append(priv, n)
-		}
-	}
-	for _, list := range [][]string{ssts, priv} {
-		m.i32(int32(len(list)))
-		for _, n := range list {
-			m.utf(n)
-			if n == "CURRENT" { // small files may be inline in _metadata
-				m.u8(handleByteStream)
-				m.utf("current-inline")
-				m.i32(int32(len(files[n])))
-				m.Write(files[n])
-				continue
-			}
-			write("f-"+n, files[n])
-			m.u8(handleRelativeFile)
-			m.utf("f-" + n)
-			m.i64(int64(len(files[n])))
-		}
-	}
-	m.utf("handle-0")
-	m.u8(handleNull)
-	m.i32(0)
-	m.i32(0)
-	m.u8(0x70)
-	write("_metadata", m.Bytes())
+	dir := writeNative(t, db, meta.Bytes(), maxPar, 128)
 
 	sp, err := Open(dir)
 	if err != nil {
@@ -316,6 +250,81 @@ func TestSyntheticNativeSavepoint(t *testing.T) {
 	if len(ex) != 1 || !containsAll(ex[0], "list (RocksDB, 1 key prefixes)", "000011.sst", "000012.sst") {
 		t.Errorf("explain %q", ex)
 	}
+}
+
+// writeNative writes a RocksDB native savepoint of one operator with one
+// subtask owning key groups [0, groups), its tables db's, its meta-data
+// handle meta, into a new directory.
+func writeNative(tb testing.TB, db *rocksdbtest.DB, meta []byte, maxPar, groups int) string {
+	tb.Helper()
+	dir := tb.TempDir()
+	files := db.Files()
+	write := func(name string, b []byte) {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	write("meta-0", meta)
+	var m enc
+	m.i32(Magic)
+	m.i32(4)
+	m.i64(3)
+	m.i32(0)
+	m.i32(1)
+	m.Write(mustHex(tb, synthOperatorID))
+	m.i32(2)
+	m.i32(int32(maxPar))
+	m.u8(handleNull)
+	m.i32(1)
+	m.i32(0)
+	m.i32(0)
+	m.i32(0)
+	m.u8(handleIncrementalV2)
+	m.i64(3)
+	m.utf("backend-0")
+	m.i32(0)
+	m.i32(int32(groups))
+	m.i64(0)
+	m.u8(handleRelativeFile)
+	m.utf("meta-0")
+	m.i64(int64(len(meta)))
+	var names []string
+	for n := range files {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var ssts, priv []string
+	for _, n := range names {
+		if filepath.Ext(n) == ".sst" {
+			ssts = append(ssts, n)
+		} else {
+			priv = append(priv, n)
+		}
+	}
+	for _, list := range [][]string{ssts, priv} {
+		m.i32(int32(len(list)))
+		for _, n := range list {
+			m.utf(n)
+			if n == "CURRENT" { // small files may be inline in _metadata
+				m.u8(handleByteStream)
+				m.utf("current-inline")
+				m.i32(int32(len(files[n])))
+				m.Write(files[n])
+				continue
+			}
+			write("f-"+n, files[n])
+			m.u8(handleRelativeFile)
+			m.utf("f-" + n)
+			m.i64(int64(len(files[n])))
+		}
+	}
+	m.utf("handle-0")
+	m.u8(handleNull)
+	m.i32(0)
+	m.i32(0)
+	m.u8(0x70)
+	write("_metadata", m.Bytes())
+	return dir
 }
 
 func containsAll(s string, parts ...string) bool {

@@ -123,7 +123,7 @@ func retainedCheckpoint(t *testing.T, opID, orig string, sharedPath func(string)
 	return chk, want
 }
 
-func mustHex(t *testing.T, s string) []byte {
+func mustHex(t testing.TB, s string) []byte {
 	t.Helper()
 	var b []byte
 	for i := 0; i+1 < len(s); i += 2 {
