@@ -329,23 +329,52 @@ func appendPairsJSON(b []byte, p state.Pairs) []byte {
 const hexDigits = "0123456789abcdef"
 
 // appendJSONString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
+// It escapes what JSON must (the quote, the backslash, control characters)
+// and U+2028 and U+2029 (which JavaScript does not take in a string), not
+// < > & (the output is not for HTML). Runs of bytes that need no escape are
+// copied whole.
 func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b = append(b, '\\', byte(r))
-		case r == '\n':
-			b = append(b, '\\', 'n')
-		case r == '\r':
-			b = append(b, '\\', 'r')
-		case r == '\t':
-			b = append(b, '\\', 't')
-		case r < 0x20 || r == 0x2028 || r == 0x2029:
-			b = append(b, '\\', 'u', hexDigits[r>>12&0xf], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf])
-		default:
-			b = utf8.AppendRune(b, r)
+	start := 0 // s[start:i] is waiting to be copied
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
 		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = utf8.AppendRune(b, utf8.RuneError)
+		case r == 0x2028 || r == 0x2029:
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
 	}
+	b = append(b, s[start:]...)
 	return append(b, '"')
 }
