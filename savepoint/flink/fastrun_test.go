@@ -258,3 +258,30 @@ func TestNativeFastPathMatchesDecodePair(t *testing.T) {
 		t.Fatalf("named keys: rows %q, %v; want 2", named, err)
 	}
 }
+
+// TestNativeRowData reads writeNativeAgg's RocksDB native savepoint (the
+// data of BenchmarkNativeScan/rowdata): every key's accumulator row, as
+// the writer made it.
+func TestNativeRowData(t *testing.T) {
+	const keys = 3000
+	dir, _, _ := writeNativeAgg(t, keys)
+	seen := map[int64]bool{}
+	for r, err := range mustOpen(t, dir).Keyed(state.KeyedScan{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		key, ok := r.Key.(*state.Row)
+		if !ok || len(key.Values) != 1 {
+			t.Fatalf("row %+v: key is not a RowData of one field", r)
+		}
+		k, _ := key.Values[0].(int64)
+		want := fmt.Sprintf("+I[%d, %d, %d, 'acc%d']", k, 2*k, 3*k, k%10)
+		if got := canon(r.Value.(*state.Row)); got != want || seen[k] {
+			t.Fatalf("key %d: %s, want %s (seen before: %v)", k, got, want, seen[k])
+		}
+		seen[k] = true
+	}
+	if len(seen) != keys {
+		t.Fatalf("%d keys, want %d", len(seen), keys)
+	}
+}

@@ -14,8 +14,9 @@ import (
 // BenchmarkNativeScan scans synthetic RocksDB native savepoints (what a
 // RocksDB job's native savepoint or checkpoint holds) of 3M keys with a
 // ValueState "count" of k -> 2k, Long keys (long) or String keys
-// "key_NNNNNNN" (strings), all in one uncompressed L1 table, max
-// parallelism 256. Each iteration does both sides, taking turns at which
+// "key_NNNNNNN" (strings), or, as a Flink SQL group aggregate keeps them,
+// RowData keys (k) and accumulators (k, 2k, 3k, "accN") (rowdata), all in
+// one uncompressed L1 table, max parallelism 256. Each iteration does both sides, taking turns at which
 // goes first: scan = Open and a Keyed scan of every entry (the SST read,
 // every block checked, every key and value decoded and handed over as a
 // row); plain = the same SST file's bytes read with os.ReadFile, not looked
@@ -25,11 +26,17 @@ import (
 func BenchmarkNativeScan(b *testing.B) {
 	const keys = 3_000_000
 	for _, v := range []struct {
-		name       string
-		stringKeys bool
-	}{{"long", false}, {"strings", true}} {
+		name             string
+		stringKeys, rows bool
+	}{{"long", false, false}, {"strings", true, false}, {"rowdata", false, true}} {
 		b.Run(v.name, func(b *testing.B) {
-			dir, sst, size := writeNativeCounts(b, keys, v.stringKeys, nil)
+			var dir, sst string
+			var size int64
+			if v.rows {
+				dir, sst, size = writeNativeAgg(b, keys)
+			} else {
+				dir, sst, size = writeNativeCounts(b, keys, v.stringKeys, nil)
+			}
 			scan := func() {
 				sp, err := Open(dir)
 				if err != nil {
@@ -128,4 +135,42 @@ func stringCKey(str string, maxPar int) []byte {
 	kg := state.KeyGroupForHash(stringHashCode(str), maxPar)
 	key := append([]byte{byte(kg >> 8), byte(kg)}, flinkStr(str)...)
 	return append(key, 0)
+}
+
+// writeNativeAgg writes a RocksDB native savepoint of a Flink SQL group
+// aggregate's ValueState "accState" of keys RowData keys: (k) -> (k, 2k,
+// 3k, "acc" k%10), as synthAggFile's canonical one holds, max parallelism
+// 256, in one L1 table.
+func writeNativeAgg(tb testing.TB, keys int) (dir, sst string, size int64) {
+	tb.Helper()
+	const maxPar = 256
+	db := rocksdbtest.New()
+	es := make([]rocksdbtest.Entry, 0, keys)
+	for k := range int64(keys) {
+		row := binaryRow(k)
+		kg := state.KeyGroupForHash(rowHashCode(row), maxPar)
+		var key, value enc
+		key.u16(uint16(kg))
+		key.i32(int32(len(row)))
+		key.Write(row)
+		key.u8(0) // VoidNamespace
+		acc := binaryRow(k, 2*k, 3*k, "acc"+string(rune('0'+k%10)))
+		value.i32(int32(len(acc)))
+		value.Write(acc)
+		es = append(es, rocksdbtest.Entry{Key: key.Bytes(), Seq: uint64(k + 1), Type: rocksdbtest.Put, Value: value.Bytes()})
+	}
+	db.Table("accState", 1, es, nil)
+	var meta enc
+	meta.i32(6)
+	meta.u8(0)
+	rowDataSnapshot(&meta, "B")
+	meta.u16(1)
+	meta.stateMeta("accState", backendKeyValue, "VALUE", func() { rowDataSnapshot(&meta, "BBBS") })
+	dir = writeNative(tb, db, meta.Bytes(), maxPar, maxPar)
+	for name, data := range db.Files() {
+		if filepath.Ext(name) == ".sst" {
+			sst, size = filepath.Join(dir, "f-"+name), int64(len(data))
+		}
+	}
+	return dir, sst, size
 }
