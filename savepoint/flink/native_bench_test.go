@@ -38,21 +38,7 @@ func BenchmarkNativeScan(b *testing.B) {
 				dir, sst, size = writeNativeCounts(b, keys, v.stringKeys, nil)
 			}
 			scan := func() {
-				sp, err := Open(dir)
-				if err != nil {
-					b.Fatal(err)
-				}
-				n := 0
-				for r, err := range sp.Keyed(state.KeyedScan{}) {
-					if err != nil {
-						b.Fatal(err)
-					}
-					if r.Value == nil {
-						b.Fatalf("row %+v", r)
-					}
-					n++
-				}
-				if n != keys {
+				if n := scanAll(b, dir); n != keys {
 					b.Fatalf("%d rows, want %d", n, keys)
 				}
 			}
