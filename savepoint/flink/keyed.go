@@ -465,53 +465,31 @@ var fastRuns = true
 // fastRun decodes the pairs from d's offset on that fastPair decodes and
 // that are not the last of their state's run, as the loop of readCanonical
 // would (same entries, same order), and leaves d at the first pair it does
-// not take: any other length, a key with the flag bit, a key of another key
-// group. It reports whether the consumer stopped. It reads the two lengths
+// not take: a length the state's serializers do not give, a key with the
+// flag bit, a key fastPair refuses (another key group, a String that is not
+// ASCII). It reports whether the consumer stopped. It reads the two lengths
 // and takes the bytes itself, without a decoder call per field: most pairs
 // of a large state are these.
 func (r *kgReader) fastRun(d *decoder, m *stateMeta, fp *fastPair) (stopped bool) {
+	b, p := d.b, d.off
+	vl := fp.valueLen
+	// The key's length: prefix, key, namespace; a String key is its
+	// length+1 in one byte, then up to 126 chars.
+	minKey := r.prefix + fp.keyLen + fp.nsLen
+	maxKey := minKey
 	if fp.stringKey {
-		return r.fastStringRun(d, m, fp)
+		minKey, maxKey = r.prefix+1+fp.nsLen, r.prefix+1+126+fp.nsLen
 	}
-	b, p := d.b, d.off
-	kl, vl := r.prefix+fp.keyLen+fp.nsLen, fp.valueLen
-	step := 8 + kl + vl
-	for len(b)-p >= step {
-		if binary.BigEndian.Uint32(b[p:]) != uint32(kl) || binary.BigEndian.Uint32(b[p+4+kl:]) != uint32(vl) || b[p+4]&0x80 != 0 {
-			break
-		}
-		key, value := b[p+4:p+4+kl:p+4+kl], b[p+8+kl:p+step:p+step]
-		e, ok := fp.decode(r, m, key, value)
-		if !ok {
-			break
-		}
-		e.size = int64(kl + vl)
-		if (r.keep == nil || r.keep(e.key)) && !r.yield(e, nil) {
-			return true
-		}
-		p += step
-	}
-	d.off = p
-	return false
-}
-
-// fastStringRun is fastRun for a state keyed by String: it takes the pairs
-// fastPair.decodeString takes.
-func (r *kgReader) fastStringRun(d *decoder, m *stateMeta, fp *fastPair) (stopped bool) {
-	b, p := d.b, d.off
-	pre, nl, vl := r.prefix, fp.nsLen, fp.valueLen
 	for len(b)-p >= 8 {
 		kl := int(binary.BigEndian.Uint32(b[p:]))
-		// The key: prefix, length+1, chars, namespace.
-		if kl < pre+1+nl || kl > pre+1+126+nl || len(b)-p-8-vl < kl {
+		if kl < minKey || kl > maxKey || len(b)-p-8-vl < kl {
 			break
 		}
-		key := b[p+4 : p+4+kl : p+4+kl]
 		q := p + 4 + kl
-		if binary.BigEndian.Uint32(b[q:]) != uint32(vl) || key[0]&0x80 != 0 {
+		if binary.BigEndian.Uint32(b[q:]) != uint32(vl) || b[p+4]&0x80 != 0 {
 			break
 		}
-		e, ok := fp.decodeString(r, m, key, b[q+4:q+4+vl:q+4+vl])
+		e, ok := fp.decode(r, m, b[p+4:q:q], b[q+4:q+4+vl:q+4+vl])
 		if !ok {
 			break
 		}

@@ -395,10 +395,10 @@ func (sp *Savepoint) nativeEntries(f keyedFile, kgs []int, want func(*stateMeta)
 			r  *kgReader
 			it *rocksdb.Iter
 			cf string
-			// fast decodes most entries of a state of scalars (or String
-			// keys), as pair does; nil when the state has no fast path.
+			// fp decodes most entries of a state of scalars (or String
+			// keys), as pair does, when fast.
 			fp   fastPair
-			fast *fastPair
+			fast bool
 		}
 		var its []*stateIter
 		ps := prefixSize(f.op.maxParallelism)
@@ -422,9 +422,7 @@ func (sp *Savepoint) nativeEntries(f keyedFile, kgs []int, want func(*stateMeta)
 				yield: func(entry, error) bool { return true },
 			}
 			si := &stateIter{m: m, r: r, it: it, cf: m.name}
-			if fastRuns && si.fp.of(f.header, m) {
-				si.fast = &si.fp
-			}
+			si.fast = fastRuns && si.fp.of(f.header, m)
 			its = append(its, si)
 		}
 		for _, rg := range sp.nativeRanges(f, kgs, keys) {
@@ -436,9 +434,9 @@ func (sp *Savepoint) nativeEntries(f keyedFile, kgs []int, want func(*stateMeta)
 				}
 				for ; ok && (rg.upper == nil || bytes.Compare(it.Key(), rg.upper) < 0); ok = it.Next() {
 					s.r.kg = rg.kg
-					if s.fast != nil {
+					if s.fast {
 						key, value := it.Key(), it.Value()
-						if e, ok := s.fast.decode(s.r, s.m, key, value); ok {
+						if e, ok := s.fp.decode(s.r, s.m, key, value); ok {
 							e.size = int64(len(key) + len(value))
 							if (keep == nil || keep(e.key)) && !yield(e, nil) {
 								return

@@ -16,11 +16,11 @@ import (
 // ValueState "count" of k -> 2k, Long keys (long) or String keys
 // "key_NNNNNNN" (strings), or, as a Flink SQL group aggregate keeps them,
 // RowData keys (k) and accumulators (k, 2k, 3k, "accN") (rowdata), all in
-// one uncompressed L1 table, max parallelism 256. Each iteration does both sides, taking turns at which
-// goes first: scan = Open and a Keyed scan of every entry (the SST read,
-// every block checked, every key and value decoded and handed over as a
-// row); plain = the same SST file's bytes read with os.ReadFile, not looked
-// at. Reported: the scan's MB/s of SST bytes (scan-MB/s, wall), its MB per
+// one uncompressed L1 table, max parallelism 256. Each iteration does both
+// sides, taking turns at which goes first: scan = Open and a Keyed scan of
+// every entry (the SST read, every block checked, every key and value
+// decoded and handed over as a row); plain = the same SST file's bytes
+// read with os.ReadFile, not looked at. Reported: the scan's MB/s of SST bytes (scan-MB/s, wall), its MB per
 // second of the process's CPU time (scan-MB/cpu-s), the plain read's MB/s
 // and rows/op.
 func BenchmarkNativeScan(b *testing.B) {
@@ -106,13 +106,7 @@ func writeNativeCounts(tb testing.TB, keys int, stringKeys bool, extra []rocksdb
 	}
 	meta.u16(1)
 	meta.stateMeta("count", backendKeyValue, "VALUE", func() { meta.snapshot(longSnapshot) })
-	dir = writeNative(tb, db, meta.Bytes(), maxPar, maxPar)
-	for name, data := range db.Files() {
-		if filepath.Ext(name) == ".sst" {
-			sst, size = filepath.Join(dir, "f-"+name), int64(len(data))
-		}
-	}
-	return dir, sst, size
+	return writeNativeTable(tb, db, meta.Bytes(), maxPar)
 }
 
 // stringCKey is the RocksDB key of the String str in the VoidNamespace:
@@ -152,7 +146,14 @@ func writeNativeAgg(tb testing.TB, keys int) (dir, sst string, size int64) {
 	rowDataSnapshot(&meta, "B")
 	meta.u16(1)
 	meta.stateMeta("accState", backendKeyValue, "VALUE", func() { rowDataSnapshot(&meta, "BBBS") })
-	dir = writeNative(tb, db, meta.Bytes(), maxPar, maxPar)
+	return writeNativeTable(tb, db, meta.Bytes(), maxPar)
+}
+
+// writeNativeTable is writeNative of a savepoint whose subtask owns every
+// key group and whose db has one SST, and returns that SST's path and size.
+func writeNativeTable(tb testing.TB, db *rocksdbtest.DB, meta []byte, maxPar int) (dir, sst string, size int64) {
+	tb.Helper()
+	dir = writeNative(tb, db, meta, maxPar, maxPar)
 	for name, data := range db.Files() {
 		if filepath.Ext(name) == ".sst" {
 			sst, size = filepath.Join(dir, "f-"+name), int64(len(data))

@@ -9,7 +9,7 @@ import "unsafe"
 // (at most slabInts int64s or slabText bytes).
 const (
 	slabInts = 256
-	// slabStrings is the string headers of a block (boxText).
+	// slabStrings is the string headers of a block (boxString).
 	slabStrings = 128
 	slabText    = 4 << 10
 )

@@ -100,11 +100,7 @@ func synthKeyedFile(o synthOptions) ([]byte, []int64) {
 				key.u8(byte(kg))
 			}
 			if o.stringKeys {
-				// StringValue.writeString of ASCII: length+1, then a
-				// byte a char (all below 0x80).
-				str := synthStringKey(k)
-				key.u8(byte(len(str) + 1))
-				key.WriteString(str)
+				key.Write(flinkStr(synthStringKey(k)))
 			} else {
 				key.i64(k)
 			}
