@@ -361,6 +361,10 @@ type Options struct {
 	// Capture, when set, receives every record a sink gets and every record
 	// an operator emits to a side output, as it happens (no trace needed).
 	Capture func(Captured)
+	// Written, when set (and Trace is), is told every keyed state entry
+	// the executor writes; a debugger shares one among the executors of a
+	// session (see WrittenEntries and LightEntryFresh).
+	Written *WrittenEntries
 }
 
 func (o Options) logger() *slog.Logger {

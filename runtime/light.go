@@ -183,6 +183,8 @@ type light struct {
 	takes int64
 	// batch keeps the writes across takes, for TakeLightWrites.
 	batch bool
+	// hold keeps every generation until StopLight (HoldLightEntries).
+	hold bool
 }
 
 // lightGen is a generation of a traced table's LightEntries: the
@@ -205,6 +207,11 @@ type lightGen struct {
 	disp    []lightDisp
 	raw     []byte
 	entries []*LightEntry // by index, nil: not made (yet)
+	// fresh marks (a bit an index) the entries freshOf, a light run, made
+	// that no executor of Options.Written had written before
+	// (LightEntryFresh); bits set in another light run mean nothing.
+	fresh   []uint64
+	freshOf *light
 }
 
 // lightDisp is an entry of a lightGen: its key group, and where its key,
@@ -238,22 +245,43 @@ func (g *lightGen) add(kg int, key, ns, uk []byte) {
 // at is entry idx of g as a LightEntry value, its display values decoded
 // now (as the write that made it would have decoded them).
 func (g *lightGen) at(idx int) LightEntry {
+	key, ns, uk := g.parts(idx)
+	k, n, u := g.t.display(key, ns, uk)
+	return LightEntry{Operator: g.operator, Subtask: g.subtask, State: g.state, KeyGroup: int(g.disp[idx].kg), Key: k, Namespace: n, UserKey: u}
+}
+
+// parts is the key, namespace and user key bytes of entry idx of g (nil:
+// none). Full slice expressions: a decoder that keeps its bytes cannot
+// see the next entry's appended to them.
+func (g *lightGen) parts(idx int) (key, ns, uk []byte) {
 	d := &g.disp[idx]
-	// Full slice expressions: a decoder that keeps its bytes cannot see
-	// the next entry's appended to them.
 	b := g.raw[d.off:]
-	var key, uk []byte
 	kl := uint32(max(d.kLen, 0))
 	if d.kLen >= 0 {
 		key = b[:kl:kl]
 	}
-	ns := b[kl : kl+d.nsLen : kl+d.nsLen]
+	ns = b[kl : kl+d.nsLen : kl+d.nsLen]
 	if d.ukLen >= 0 {
 		e := kl + d.nsLen + uint32(d.ukLen)
 		uk = b[kl+d.nsLen : e : e]
 	}
-	k, n, u := g.t.display(key, ns, uk)
-	return LightEntry{Operator: g.operator, Subtask: g.subtask, State: g.state, KeyGroup: int(d.kg), Key: k, Namespace: n, UserKey: u}
+	return key, ns, uk
+}
+
+// markFresh marks entry idx of g fresh in light run l.
+func (g *lightGen) markFresh(l *light, idx int) {
+	if g.freshOf != l {
+		g.freshOf = l
+		clear(g.fresh)
+	}
+	if w := idx / 64; w >= len(g.fresh) {
+		g.fresh = append(g.fresh, make([]uint64, max(w+1-len(g.fresh), len(g.fresh)))...)
+	}
+	g.fresh[idx/64] |= 1 << (idx % 64)
+}
+
+func (g *lightGen) isFresh(l *light, idx int) bool {
+	return g.freshOf == l && idx/64 < len(g.fresh) && g.fresh[idx/64]&(1<<(idx%64)) != 0
 }
 
 // entry is the LightEntry of idx in g, made (by l) when it was not.
@@ -342,7 +370,7 @@ func (l *light) take() LightRecs {
 	l.recs = LightRecs{Recs: b.Recs[:0], Values: b.Values[:0]}
 	l.takes++
 	for g, lg := range l.gens {
-		if lg.ended >= 0 && lg.ended < l.takes-1 {
+		if lg.ended >= 0 && lg.ended < l.takes-1 && !l.hold {
 			delete(l.gens, g)
 		}
 	}
@@ -364,6 +392,59 @@ func (e *Executor) LightEntryAt(r *LightRec) LightEntry {
 	}
 	gen, idx := r.Entry()
 	return e.light.gens[gen].at(idx)
+}
+
+// HoldLightEntries makes the entries of the writes TakeLightRecs returns
+// valid (LightEntryAt, LightEntryIn, LightEntryHash) until StopLight, not
+// only until the take after next: a reader may ask for an entry long after
+// its writes, at the cost of keeping the bytes of every entry the light
+// run wrote.
+func (e *Executor) HoldLightEntries() {
+	if e.light != nil {
+		e.light.hold = true
+	}
+}
+
+// LightEntryIn is LightEntryAt for the entry a write names (LightRec.Entry).
+func (e *Executor) LightEntryIn(gen uint32, idx int) LightEntry {
+	g := e.lightGen(gen, idx)
+	if g == nil {
+		return LightEntry{}
+	}
+	return g.at(idx)
+}
+
+// lightGen is the generation gen of the light run when it has entry idx
+// (nil otherwise: not in light mode, or a generation no write names).
+func (e *Executor) lightGen(gen uint32, idx int) *lightGen {
+	if e.light == nil {
+		return nil
+	}
+	if g := e.light.gens[gen]; g != nil && idx >= 0 && idx < len(g.disp) {
+		return g
+	}
+	return nil
+}
+
+// LightEntryHash is the hash WrittenEntries keeps of the entry a write
+// names (LightRec.Entry): two entries with other hashes are other entries.
+func (e *Executor) LightEntryHash(gen uint32, idx int) uint64 {
+	g := e.lightGen(gen, idx)
+	if g == nil {
+		return 0
+	}
+	return g.t.entryHash(g.parts(idx))
+}
+
+// LightEntryFresh reports whether the entry r names was made in this light
+// run for an entry that no executor sharing Options.Written had written
+// before (false without Options.Written): a reader that keeps a record of
+// every entry written (a debugger's history) has none of it yet, and the
+// entry has no other LightEntry in this light run.
+func (e *Executor) LightEntryFresh(r *LightRec) bool {
+	gen, idx := r.Entry()
+	g := e.lightGen(gen, idx)
+	return g != nil && g.isFresh(e.light, idx)
 }
 
 // LightEntryOf returns the entry a write TakeLightRecs returned names,
@@ -618,6 +699,9 @@ func (t *tracedTable) lightRec(l *light, ns, uk []byte, old, nw int64, flags uin
 		l.cur.NewEntries++
 		i = int32(len(g.disp))
 		g.add(kg, key, ns, uk)
+		if !t.wrote(key, ns, uk) {
+			g.markFresh(l, int(i))
+		}
 		if l.newEntry != nil {
 			g.entry(l, int(i)) // the reader's, made now
 		}

@@ -189,6 +189,9 @@ type tracedTable struct {
 	light   lightTable
 	tagger  state.EntryTagger
 	scratch []byte
+	// idHash is the hash of the table's operator, subtask and state
+	// (entryHash; 0 until first used).
+	idHash uint64
 }
 
 func (t *tracedTable) record(ns, uk []byte, old any, hadOld bool, nw any, cleared bool) {
@@ -206,6 +209,7 @@ func (t *tracedTable) recordDyn(ns, uk []byte, old any, hadOld bool, nw any, cle
 		return
 	}
 	key, kg := t.inst.keyed.CurrentKey()
+	t.wrote(key, ns, uk)
 	ev := TraceEvent{Kind: TraceStateWrite, State: t.Table.Desc().Meta.StateName, KeyGroup: kg}
 	ev.Key, ev.Namespace, ev.UserKey = t.display(key, ns, uk)
 	if t.inst.ctx != nil {

@@ -43,6 +43,9 @@ type Change struct {
 // changed more says how many it left out (Stop.ChangesDropped).
 const MaxChanges = 20000
 
+// maxChanges is the bound the collector applies (a variable for tests).
+var maxChanges = MaxChanges
+
 // Revision is one write to an entry in this session: at which source
 // record, the value before and after.
 type Revision struct {
@@ -117,9 +120,12 @@ type histEntry struct {
 	indexed bool // byID[id] is this entry
 	// ch is the index of the entry's change in the command chGen (see
 	// history.chGen).
-	ch      int32
-	chGen   uint64
-	trimmed int // revisions forgotten (historyPerEntry)
+	ch    int32
+	chGen uint64
+	// lazy, when not 0, names the LightEntry of a light run's write that
+	// began this history (gen<<32 | index) and says that it has no id
+	// yet and is not in byID (see collector.materialize).
+	lazy uint64
 	// rec holds the revisions (nil: none). Only a kept history has one:
 	// forgetting it gives its record to the next history (history.spare),
 	// so that the many forgotten entries of a large state hold no
@@ -132,10 +138,19 @@ type histEntry struct {
 
 // histRevs is the revisions of a history.
 type histRevs struct {
-	revs []Revision
+	revs    []Revision
+	trimmed int // revisions forgotten (historyPerEntry)
 	// first is the array of revs until it grows (most histories hold a
 	// revision or two: no allocation, and no other memory to reach).
 	first [2]Revision
+}
+
+// forgotten is how many revisions he forgot (historyPerEntry).
+func (he *histEntry) forgotten() int {
+	if he.rec == nil {
+		return 0
+	}
+	return he.rec.trimmed
 }
 
 // revs is the revisions of he (nil for none).
@@ -220,7 +235,6 @@ func (h *history) use(he *histEntry) *histEntry {
 // starts now (a forgotten one kept nothing: forget).
 func (h *history) restart(he *histEntry) {
 	h.forget(he)
-	he.trimmed = 0
 }
 
 // revive starts the history of a gone entry of byID again: it is the
@@ -289,6 +303,7 @@ func (h *history) newRec() *histRevs {
 	r := h.spare[n-1]
 	h.spare[n-1] = nil
 	h.spare = h.spare[:n-1]
+	r.trimmed = 0
 	if r.revs == nil {
 		clear(r.first[:])
 		r.revs = r.first[:0]
@@ -337,7 +352,7 @@ func (h *history) addRev(he *histEntry, r Revision) {
 		n := copy(rec.revs, rec.revs[1:])
 		rec.revs[n] = Revision{}
 		rec.revs = rec.revs[:n]
-		he.trimmed++
+		rec.trimmed++
 	}
 	if rec.revs == nil {
 		rec.revs = rec.first[:0]
@@ -446,7 +461,7 @@ func (h *history) truncate(pos int64) {
 		if n == 0 {
 			h.byID.del(he)
 			h.forget(he)
-			he.num, he.indexed, he.trimmed = 0, false, 0
+			he.num, he.indexed = 0, false
 			continue
 		}
 		clear(revs[n:])
@@ -474,7 +489,7 @@ func (s *Session) History(id EntryID) (revs []Revision, forgotten int) {
 	if he == nil || !s.hist.live(he) || len(he.revs()) == 0 {
 		return nil, 0
 	}
-	return append([]Revision(nil), he.revs()...), he.trimmed
+	return append([]Revision(nil), he.revs()...), he.forgotten()
 }
 
 // absorb takes the events of steps that ran at source position pos: sink

@@ -67,6 +67,25 @@ func (x *entryIndex) lookup(id EntryID, spare *histEntry) (_ *histEntry, made bo
 	return he, true
 }
 
+// put puts he (its id set) in the index, unless another history of its id
+// is there: put returns that one and leaves the index as it is.
+func (x *entryIndex) put(he *histEntry) (other *histEntry) {
+	k := x.key(&he.id)
+	head := x.m[k]
+	for e := head; e != nil; e = e.next {
+		if e.id == he.id {
+			return e
+		}
+	}
+	if x.m == nil {
+		x.m = map[uint64]*histEntry{}
+	}
+	he.next, he.indexed = head, true
+	x.m[k] = he
+	x.n++
+	return nil
+}
+
 // del takes he out of the index (when it is in it).
 func (x *entryIndex) del(he *histEntry) {
 	k := x.key(&he.id)

@@ -64,6 +64,11 @@ type lightRun struct {
 	foldAt int
 	// touched is what touchEntries read (kept, never used).
 	touched int64
+	// lazies counts the lazy histories (histEntry.lazy) the light run
+	// made and did not materialize; lazyIdx finds them by their entries'
+	// hashes, made when first needed (lazyOf).
+	lazies  int
+	lazyIdx map[uint64][]*histEntry
 }
 
 // anchorCP is a checkpoint of a light run and the light run's event count
@@ -168,6 +173,7 @@ func (c *collector) afterRecord(before *runtime.Checkpoint, may bool) {
 		s.pin(taken)
 		c.light.outSeq = s.outSeq
 		s.exec.StartLight(2*s.opts.OutputLimit, nil) // as many outputs as the buffer holds
+		s.exec.HoldLightEntries()                    // lazy histories name theirs until the end
 		c.light.foldAt = min(lightFoldAt, 1<<14)
 		s.exec.BatchLightWrites(c.light.foldAt + foldSlack)
 		return
@@ -309,6 +315,7 @@ func (c *collector) foldIn(final bool) {
 	if len(ws) == 0 {
 		if final {
 			c.makeRevisions()
+			c.materializeKept()
 		}
 		return
 	}
@@ -336,11 +343,7 @@ func (c *collector) foldIn(final bool) {
 		he := *at
 		made := false
 		if he == nil {
-			e := exec.LightEntryAt(w)
-			he, made = h.lookup(Entry(e.Operator, e.Subtask, e.State, e.Key, e.Namespace, e.UserKey), l.spare())
-			if made {
-				l.used()
-			}
+			he, made = c.historyOf(w)
 			*at = he
 		} else if he.num <= front && !he.indexed {
 			he, made = h.lookup(he.id, nil)
@@ -419,10 +422,129 @@ func (c *collector) foldIn(final bool) {
 	if final || len(kept) >= lightPendingMax {
 		c.makeRevisions()
 	}
+	if final {
+		c.materializeKept()
+	}
 	h.compact()
 	// slots is left as it is (the next batch writes over it): what it
 	// names the light run's hists name too, but for the histories a
 	// lookup replaced, which it keeps until then.
+}
+
+// historyOf returns the history of the entry of w, a write whose
+// LightEntry the light run meets for the first time, or makes it (made).
+// An entry the session never wrote before (LightEntryFresh) has none: its
+// new history waits for its EntryID (lazy; materialize), which most
+// entries of a large state never need, since the history forgets them
+// before anything reads it. Any other is looked up by its EntryID in
+// byID, or among the lazy histories when it is not there (the entry may
+// have had another LightEntry in this light run: written again after a
+// clear, or after its table's generation ended).
+func (c *collector) historyOf(w *runtime.LightRec) (_ *histEntry, made bool) {
+	l, exec, h := c.light, c.s.exec, &c.s.hist
+	if exec.LightEntryFresh(w) {
+		he := l.spare()
+		l.used()
+		gen, idx := w.Entry()
+		*he = histEntry{indexed: true, lazy: uint64(gen)<<32 | uint64(idx)}
+		l.lazies++
+		if l.lazyIdx != nil {
+			l.lazyIdx[exec.LightEntryHash(gen, idx)] = append(l.lazyIdx[exec.LightEntryHash(gen, idx)], he)
+		}
+		return he, true
+	}
+	e := exec.LightEntryAt(w)
+	id := Entry(e.Operator, e.Subtask, e.State, e.Key, e.Namespace, e.UserKey)
+	if he := h.byID.get(id); he != nil {
+		return he, false
+	}
+	if he := c.lazyOf(w, &id); he != nil {
+		return he, false
+	}
+	he, made := h.lookup(id, l.spare())
+	if made {
+		l.used()
+	}
+	return he, made
+}
+
+// lazyOf returns the lazy history of the light run whose entry is id,
+// the entry of w (nil: none), materialized. The first call makes the
+// index of the lazy histories by their entries' hashes (LightEntryHash);
+// the candidates with w's hash are materialized to compare their
+// EntryIDs.
+func (c *collector) lazyOf(w *runtime.LightRec, id *EntryID) *histEntry {
+	l, exec := c.light, c.s.exec
+	if l.lazies == 0 {
+		return nil
+	}
+	if l.lazyIdx == nil {
+		l.lazyIdx = map[uint64][]*histEntry{}
+		for _, g := range l.hists.gens {
+			for _, he := range g.hists {
+				if he != nil && he.lazy != 0 {
+					k := exec.LightEntryHash(uint32(he.lazy>>32), int(uint32(he.lazy)))
+					l.lazyIdx[k] = append(l.lazyIdx[k], he)
+				}
+			}
+		}
+	}
+	gen, idx := w.Entry()
+	for _, he := range l.lazyIdx[exec.LightEntryHash(gen, idx)] {
+		if he.lazy == 0 {
+			continue // materialized since: in byID, where id was not
+		}
+		c.materialize(he)
+		if he.id == *id {
+			c.s.lazyFound++
+			return he
+		}
+	}
+	return nil
+}
+
+// materialize gives a lazy history its EntryID and puts it in byID. When
+// byID holds another history of that EntryID (another entry whose key,
+// namespace and user key print the same as this one's), a forgotten one
+// makes room for it; a kept one stays, and this one stays out of byID
+// (not indexed): the history then lists two entries by one EntryID, as
+// the two entries of state print alike.
+func (c *collector) materialize(he *histEntry) {
+	h := &c.s.hist
+	e := c.s.exec.LightEntryIn(uint32(he.lazy>>32), int(uint32(he.lazy)))
+	he.id = Entry(e.Operator, e.Subtask, e.State, e.Key, e.Namespace, e.UserKey)
+	he.lazy = 0
+	c.light.lazies--
+	other := h.byID.put(he)
+	if other == nil {
+		return
+	}
+	if h.live(other) {
+		he.indexed = false
+		return
+	}
+	h.byID.del(other)
+	other.indexed = false
+	h.goneIn--
+	h.byID.put(he)
+}
+
+// materializeKept materializes the lazy histories the history keeps, at
+// the end of a light run (nothing reads the history before: views look
+// entries up by EntryID), and counts the forgotten ones byID holds again
+// (goneIn counted the lazy ones too, which byID never held).
+func (c *collector) materializeKept() {
+	h := &c.s.hist
+	live := 0
+	for _, he := range h.order {
+		if he.lazy != 0 {
+			c.materialize(he)
+		}
+		if he.indexed {
+			live++
+		}
+	}
+	h.goneIn = h.byID.n - live
 }
 
 // makeRevisions makes the revisions of the pending writes (see fold):
@@ -475,16 +597,19 @@ func (c *collector) lightOutputs(l *lightRun) {
 func (c *collector) changeLight(he *histEntry, b *runtime.LightRecs, w *runtime.LightRec) {
 	if he.chGen != c.gen {
 		he.chGen, he.ch = c.gen, -1
-		if c.s.hist.chGen != c.gen {
+		if c.s.hist.chGen != c.gen && he.lazy == 0 { // a lazy history has no change yet
 			if i, ok := c.changeIndex(he.id); ok {
 				he.ch = i
 			}
 		}
 	}
 	if he.ch < 0 {
-		if len(c.changes) >= MaxChanges {
+		if len(c.changes) >= maxChanges {
 			c.dropped++
 			return
+		}
+		if he.lazy != 0 {
+			c.materialize(he)
 		}
 		e := c.s.exec.LightEntryAt(w)
 		c.addChange(he.id, Change{Old: b.Old(w), HadOld: w.HadOld(), KeyGroup: e.KeyGroup, Key: e.Key, Namespace: e.Namespace, UserKey: e.UserKey}, he)

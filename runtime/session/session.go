@@ -67,6 +67,9 @@ type Session struct {
 	// counts them.
 	fullTrace bool
 	lightRuns int
+	// lazyFound counts the lazy histories a light run found for another
+	// LightEntry of their entry (collector.lazyOf; tests).
+	lazyFound int
 	last      *Stop
 	started   time.Time
 }
@@ -104,6 +107,9 @@ func New(job *runtime.Job, opts Options) (*Session, error) {
 	if opts.OutputLimit <= 0 {
 		opts.OutputLimit = 1000
 	}
+	// The entries the session's executors write, for light runs
+	// (collector.historyOf): its own, since its history is its own.
+	opts.Options.Written = runtime.NewWrittenEntries()
 	s := &Session{job: job, opts: opts, log: opts.Log}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

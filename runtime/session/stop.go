@@ -158,7 +158,7 @@ func (c *collector) sourceRecord(info runtime.StepInfo) runtime.StepInfo {
 func (c *collector) change(id EntryID, he *histEntry, e *runtime.TraceEvent) {
 	i, ok := c.changeIndex(id)
 	if !ok {
-		if len(c.changes) >= MaxChanges {
+		if len(c.changes) >= maxChanges {
 			c.dropped++
 			return
 		}
@@ -190,7 +190,7 @@ func (c *collector) addChange(id EntryID, ch Change, he *histEntry) int32 {
 		// Doubled up to MaxChanges (append grows a large array by a
 		// quarter at a time: a light run that changes MaxChanges entries
 		// allocated five times what they take).
-		n := min(max(2*len(c.changes), 64), MaxChanges)
+		n := min(max(2*len(c.changes), 64), maxChanges)
 		if n <= len(c.changes) {
 			n = len(c.changes) + 1
 		}

@@ -170,8 +170,8 @@ func testHistoryForgetsAndTakesBack(t *testing.T) {
 					t.Fatalf("%s: %v revision %d is %+v, want %+v", when, id, i, got[i], want[i])
 				}
 			}
-			if he := h.byID.get(id); he != nil && h.live(he) && he.trimmed != ref.trimmed[id] {
-				t.Fatalf("%s: %v forgot %d revisions, want %d", when, id, he.trimmed, ref.trimmed[id])
+			if he := h.byID.get(id); he != nil && h.live(he) && he.forgotten() != ref.trimmed[id] {
+				t.Fatalf("%s: %v forgot %d revisions, want %d", when, id, he.forgotten(), ref.trimmed[id])
 			}
 		}
 	}
