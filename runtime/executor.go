@@ -1543,6 +1543,7 @@ func (e *Executor) Close() error {
 		return nil
 	}
 	e.closed = true
+	e.flushWritten() // a light run's entries count as written
 	var errs []error
 	for _, st := range e.subtasks {
 		for _, inst := range st.ops {

@@ -185,6 +185,42 @@ type light struct {
 	batch bool
 	// hold keeps every generation until StopLight (HoldLightEntries).
 	hold bool
+	// made is the entries made since the last flushWritten, with their
+	// hashes for Options.Written (added in one batch, whose cache misses
+	// overlap: each is a random slot of a large table).
+	made []madeEntry
+	// touched is what flushWritten read ahead (kept, never used).
+	touched uint64
+}
+
+// madeEntry is an entry a light run made (made).
+type madeEntry struct {
+	g   *lightGen
+	idx int
+	h   uint64
+}
+
+// flushWritten adds the entries made since the last call to
+// Options.Written, in the order they were made, and marks those it had
+// not seen fresh (LightEntryFresh). Every way out of light mode and every
+// take of writes calls it first.
+func (e *Executor) flushWritten() {
+	l, w := e.light, e.opts.Written
+	if l == nil || len(l.made) == 0 {
+		return
+	}
+	const ahead = 8
+	for i := range l.made {
+		if j := i + ahead; j < len(l.made) {
+			l.touched += w.touch(l.made[j].h)
+		}
+		m := &l.made[i]
+		if !w.add(m.h) {
+			m.g.markFresh(l, m.idx)
+		}
+	}
+	clear(l.made)
+	l.made = l.made[:0]
 }
 
 // lightGen is a generation of a traced table's LightEntries: the
@@ -319,6 +355,7 @@ func (e *Executor) StartLight(keepOutputs int, newEntry func() *LightEntry) {
 // StopLight ends light mode; what TakeLight did not take is dropped.
 func (e *Executor) StopLight() {
 	if e.light != nil {
+		e.flushWritten()
 		e.trace = e.light.saved
 		e.light = nil
 	}
@@ -334,6 +371,7 @@ func (e *Executor) TakeLight() *LightTrace {
 	if l == nil {
 		return nil
 	}
+	e.flushWritten()
 	l.cur.Events += e.steps - l.steps
 	l.steps = e.steps
 	if l.batch {
@@ -444,7 +482,11 @@ func (e *Executor) LightEntryHash(gen uint32, idx int) uint64 {
 func (e *Executor) LightEntryFresh(r *LightRec) bool {
 	gen, idx := r.Entry()
 	g := e.lightGen(gen, idx)
-	return g != nil && g.isFresh(e.light, idx)
+	if g == nil {
+		return false
+	}
+	e.flushWritten()
+	return g.isFresh(e.light, idx)
 }
 
 // LightEntryOf returns the entry a write TakeLightRecs returned names,
@@ -492,6 +534,7 @@ func (e *Executor) TakeLightWrites() []LightWrite {
 	if l == nil || !l.batch {
 		return nil
 	}
+	e.flushWritten()
 	clear(l.conv)
 	l.conv = l.convert(l.conv[:0])
 	return l.conv
@@ -505,6 +548,7 @@ func (e *Executor) TakeLightRecs() LightRecs {
 	if l == nil || !l.batch {
 		return LightRecs{}
 	}
+	e.flushWritten()
 	return l.take()
 }
 
@@ -699,8 +743,8 @@ func (t *tracedTable) lightRec(l *light, ns, uk []byte, old, nw int64, flags uin
 		l.cur.NewEntries++
 		i = int32(len(g.disp))
 		g.add(kg, key, ns, uk)
-		if !t.wrote(key, ns, uk) {
-			g.markFresh(l, int(i))
+		if t.exec.opts.Written != nil {
+			l.made = append(l.made, madeEntry{g: g, idx: int(i), h: t.entryHash(key, ns, uk)})
 		}
 		if l.newEntry != nil {
 			g.entry(l, int(i)) // the reader's, made now
