@@ -145,6 +145,11 @@ type histRevs struct {
 	first [2]Revision
 }
 
+// lazyEntry is the LightEntry a lazy history names (histEntry.lazy).
+func (he *histEntry) lazyEntry() (gen uint32, idx int) {
+	return uint32(he.lazy >> 32), int(uint32(he.lazy))
+}
+
 // forgotten is how many revisions he forgot (historyPerEntry).
 func (he *histEntry) forgotten() int {
 	if he.rec == nil {

@@ -35,35 +35,43 @@ func hashEntry(id *EntryID) uint64 {
 }
 
 // get returns the history of id (nil: none).
-func (x *entryIndex) get(id EntryID) *histEntry {
-	for e := x.m[x.key(&id)]; e != nil; e = e.next {
-		if e.id == id {
+func (x *entryIndex) get(id EntryID) *histEntry { return x.find(x.key(&id), &id) }
+
+// find returns the history of id in the chain of key k (nil: none).
+func (x *entryIndex) find(k uint64, id *EntryID) *histEntry {
+	for e := x.m[k]; e != nil; e = e.next {
+		if e.id == *id {
 			return e
 		}
 	}
 	return nil
 }
 
+// link puts he (its id set, not in the index) at the head of its chain.
+func (x *entryIndex) link(he *histEntry) { x.linkAt(x.key(&he.id), he) }
+
+func (x *entryIndex) linkAt(k uint64, he *histEntry) {
+	if x.m == nil {
+		x.m = map[uint64]*histEntry{}
+	}
+	he.next, he.indexed = x.m[k], true
+	x.m[k] = he
+	x.n++
+}
+
 // lookup returns the history of id, or makes one in spare (a new one when
 // nil), puts it and returns it (made).
 func (x *entryIndex) lookup(id EntryID, spare *histEntry) (_ *histEntry, made bool) {
 	k := x.key(&id)
-	head := x.m[k]
-	for e := head; e != nil; e = e.next {
-		if e.id == id {
-			return e, false
-		}
-	}
-	if x.m == nil {
-		x.m = map[uint64]*histEntry{}
+	if e := x.find(k, &id); e != nil {
+		return e, false
 	}
 	he := spare
 	if he == nil {
 		he = &histEntry{}
 	}
-	*he = histEntry{id: id, indexed: true, next: head}
-	x.m[k] = he
-	x.n++
+	*he = histEntry{id: id}
+	x.linkAt(k, he)
 	return he, true
 }
 
@@ -71,18 +79,10 @@ func (x *entryIndex) lookup(id EntryID, spare *histEntry) (_ *histEntry, made bo
 // is there: put returns that one and leaves the index as it is.
 func (x *entryIndex) put(he *histEntry) (other *histEntry) {
 	k := x.key(&he.id)
-	head := x.m[k]
-	for e := head; e != nil; e = e.next {
-		if e.id == he.id {
-			return e
-		}
+	if e := x.find(k, &he.id); e != nil {
+		return e
 	}
-	if x.m == nil {
-		x.m = map[uint64]*histEntry{}
-	}
-	he.next, he.indexed = head, true
-	x.m[k] = he
-	x.n++
+	x.linkAt(k, he)
 	return nil
 }
 

@@ -449,7 +449,8 @@ func (c *collector) historyOf(w *runtime.LightRec) (_ *histEntry, made bool) {
 		*he = histEntry{indexed: true, lazy: uint64(gen)<<32 | uint64(idx)}
 		l.lazies++
 		if l.lazyIdx != nil {
-			l.lazyIdx[exec.LightEntryHash(gen, idx)] = append(l.lazyIdx[exec.LightEntryHash(gen, idx)], he)
+			k := exec.LightEntryHash(gen, idx)
+			l.lazyIdx[k] = append(l.lazyIdx[k], he)
 		}
 		return he, true
 	}
@@ -483,7 +484,7 @@ func (c *collector) lazyOf(w *runtime.LightRec, id *EntryID) *histEntry {
 		for _, g := range l.hists.gens {
 			for _, he := range g.hists {
 				if he != nil && he.lazy != 0 {
-					k := exec.LightEntryHash(uint32(he.lazy>>32), int(uint32(he.lazy)))
+					k := exec.LightEntryHash(he.lazyEntry())
 					l.lazyIdx[k] = append(l.lazyIdx[k], he)
 				}
 			}
@@ -510,8 +511,12 @@ func (c *collector) lazyOf(w *runtime.LightRec, id *EntryID) *histEntry {
 // (not indexed): the history then lists two entries by one EntryID, as
 // the two entries of state print alike.
 func (c *collector) materialize(he *histEntry) {
+	c.materializeAs(he, c.s.exec.LightEntryIn(he.lazyEntry()))
+}
+
+// materializeAs is materialize with he's entry decoded already.
+func (c *collector) materializeAs(he *histEntry, e runtime.LightEntry) {
 	h := &c.s.hist
-	e := c.s.exec.LightEntryIn(uint32(he.lazy>>32), int(uint32(he.lazy)))
 	he.id = Entry(e.Operator, e.Subtask, e.State, e.Key, e.Namespace, e.UserKey)
 	he.lazy = 0
 	c.light.lazies--
@@ -526,7 +531,7 @@ func (c *collector) materialize(he *histEntry) {
 	h.byID.del(other)
 	other.indexed = false
 	h.goneIn--
-	h.byID.put(he)
+	h.byID.link(he)
 }
 
 // materializeKept materializes the lazy histories the history keeps, at
@@ -608,10 +613,10 @@ func (c *collector) changeLight(he *histEntry, b *runtime.LightRecs, w *runtime.
 			c.dropped++
 			return
 		}
-		if he.lazy != 0 {
-			c.materialize(he)
-		}
 		e := c.s.exec.LightEntryAt(w)
+		if he.lazy != 0 {
+			c.materializeAs(he, e)
+		}
 		c.addChange(he.id, Change{Old: b.Old(w), HadOld: w.HadOld(), KeyGroup: e.KeyGroup, Key: e.Key, Namespace: e.Namespace, UserKey: e.UserKey}, he)
 	}
 	ch := &c.changes[he.ch]
