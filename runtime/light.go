@@ -160,6 +160,7 @@ type LightTrace struct {
 
 // light is the executor's light recorder.
 type light struct {
+	run        uint64 // unique in the process (lightRuns)
 	cur, spare LightTrace
 	steps      int64 // Executor.steps at the last take
 	// saved is the executor's full trace, put back by StopLight.
@@ -243,11 +244,11 @@ type lightGen struct {
 	disp    []lightDisp
 	raw     []byte
 	entries []*LightEntry // by index, nil: not made (yet)
-	// fresh marks (a bit an index) the entries freshOf, a light run, made
+	// fresh marks (a bit an index) the entries light run freshOf made
 	// that no executor of Options.Written had written before
 	// (LightEntryFresh); bits set in another light run mean nothing.
 	fresh   []uint64
-	freshOf *light
+	freshOf uint64 // light.run
 }
 
 // lightDisp is an entry of a lightGen: its key group, and where its key,
@@ -306,8 +307,8 @@ func (g *lightGen) parts(idx int) (key, ns, uk []byte) {
 
 // markFresh marks entry idx of g fresh in light run l.
 func (g *lightGen) markFresh(l *light, idx int) {
-	if g.freshOf != l {
-		g.freshOf = l
+	if g.freshOf != l.run {
+		g.freshOf = l.run
 		clear(g.fresh)
 	}
 	if w := idx / 64; w >= len(g.fresh) {
@@ -317,7 +318,7 @@ func (g *lightGen) markFresh(l *light, idx int) {
 }
 
 func (g *lightGen) isFresh(l *light, idx int) bool {
-	return g.freshOf == l && idx/64 < len(g.fresh) && g.fresh[idx/64]&(1<<(idx%64)) != 0
+	return g.freshOf == l.run && idx/64 < len(g.fresh) && g.fresh[idx/64]&(1<<(idx%64)) != 0
 }
 
 // entry is the LightEntry of idx in g, made (by l) when it was not.
@@ -347,7 +348,7 @@ func (g *lightGen) entry(l *light, idx int) *LightEntry {
 // the same allocation); its fields are filled in after.
 func (e *Executor) StartLight(keepOutputs int, newEntry func() *LightEntry) {
 	if e.light == nil {
-		e.light = &light{saved: e.trace, steps: e.steps, keep: max(keepOutputs, 0), newEntry: newEntry, gens: map[uint32]*lightGen{}}
+		e.light = &light{run: lightRuns.Add(1), saved: e.trace, steps: e.steps, keep: max(keepOutputs, 0), newEntry: newEntry, gens: map[uint32]*lightGen{}}
 		e.trace = nil
 	}
 }
@@ -585,7 +586,7 @@ type outputRing interface {
 
 // outRing is the outputRing of a sink of T.
 type outRing[T any] struct {
-	l        *light
+	run      uint64 // the light run's (light.run): a sink keeps its ring, not the run
 	operator string
 	subtask  int
 	vals     []T
@@ -602,8 +603,8 @@ func lightOutput[T any](ctx *OperatorContext, ring **outRing[T], v any) {
 	l.cur.Outputs++
 	l.outputs++
 	r := *ring
-	if r == nil || r.l != l {
-		r = &outRing[T]{l: l, operator: ctx.inst.info.Name, subtask: ctx.st.index}
+	if r == nil || r.run != l.run {
+		r = &outRing[T]{run: l.run, operator: ctx.inst.info.Name, subtask: ctx.st.index}
 		*ring = r
 		l.rings = append(l.rings, r)
 	}
@@ -633,14 +634,16 @@ func (r *outRing[T]) appendKept(dst []LightOutput, after int64) []LightOutput {
 // gen<<32 | i in a table that keeps tags (state.EntryTagger), and found by
 // its bytes (key, namespace, user key) in index. gen is unique in the
 // process, so a tag another table or an earlier generation left in an
-// entry is never taken for one of these. l is the light run that knows
+// entry is never taken for one of these. run is the light run that knows
 // the generation (light.gens): the entries outlive a light run, and the
-// next one learns them on its first write.
+// next one learns them on its first write. A run's number, not the light
+// itself, so that a table does not keep a light run's write arrays (the
+// largest of them megabytes) alive until the next one.
 type lightTable struct {
 	gen   uint64
 	cur   *lightGen
 	index map[string]int32
-	l     *light
+	run   uint64
 }
 
 // maxLightEntries bounds the entries a traced table keeps for light runs:
@@ -650,6 +653,9 @@ type lightTable struct {
 var maxLightEntries = 1 << 18
 
 var lightGens atomic.Uint64
+
+// lightRuns numbers the light runs of the process (light.run), from 1.
+var lightRuns atomic.Uint64
 
 // lightWrite records a state write in light mode, as recordDyn would trace
 // it (old and nw are dynamic values).
@@ -688,8 +694,8 @@ func (t *tracedTable) lightInt64(l *light, ns []byte, old int64, hadOld bool, nw
 func (t *tracedTable) lightRec(l *light, ns, uk []byte, old, nw int64, flags uint32) {
 	l.cur.Events++
 	lt := &t.light
-	if lt.l != l && lt.gen != 0 {
-		lt.l = l
+	if lt.run != l.run && lt.gen != 0 {
+		lt.run = l.run
 		l.gens[uint32(lt.gen)] = lt.cur
 	}
 	var tag *uint64
@@ -733,7 +739,7 @@ func (t *tracedTable) lightRec(l *light, ns, uk []byte, old, nw int64, flags uin
 			if t.inst.ctx != nil {
 				g.operator, g.subtask = t.inst.info.Name, t.inst.ctx.st.index
 			}
-			*lt = lightTable{index: map[string]int32{}, cur: g, l: l}
+			*lt = lightTable{index: map[string]int32{}, cur: g, run: l.run}
 			for lt.gen == 0 {
 				lt.gen = lightGens.Add(1) & (1<<32 - 1)
 			}

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	goruntime "runtime"
 	"testing"
+	"weak"
 )
 
 // TestWrittenEntriesSet: add reports exactly whether a hash was added
@@ -160,5 +162,47 @@ func TestLightEntryFresh(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestStoppedLightRunIsFreed: after StopLight nothing of the executor keeps
+// the light run (its write arrays, output rings, generations map) alive:
+// the tables that wrote in it keep only its number.
+func TestStoppedLightRunIsFreed(t *testing.T) {
+	for _, backend := range []string{"heap", "pebble"} {
+		t.Run(backend, func(t *testing.T) {
+			e, err := NewExecutor(lightJob(), Options{Trace: true, Parallelism: 1, Backend: backend, Output: io.Discard, Written: NewWrittenEntries()}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			for run := range 2 {
+				e.StartLight(4, nil)
+				e.BatchLightWrites(64)
+				e.HoldLightEntries()
+				writes := 0
+				for range 6 {
+					if err := e.Next(); err != nil && err != ErrFinished {
+						t.Fatal(err)
+					}
+					e.TakeLight()
+					b := e.TakeLightRecs()
+					for i := range b.Recs {
+						e.LightEntryFresh(&b.Recs[i]) // marks the generation's fresh bits
+					}
+					writes += len(b.Recs)
+				}
+				if writes == 0 {
+					t.Fatalf("run %d: the light run recorded no writes", run)
+				}
+				w := weak.Make(e.light)
+				e.StopLight()
+				goruntime.GC()
+				goruntime.GC()
+				if w.Value() != nil {
+					t.Fatalf("run %d: the stopped light run is still reachable", run)
+				}
+			}
+		})
 	}
 }
