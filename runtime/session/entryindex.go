@@ -66,13 +66,19 @@ func (x *entryIndex) lookup(id EntryID, spare *histEntry) (_ *histEntry, made bo
 	if e := x.find(k, &id); e != nil {
 		return e, false
 	}
+	return x.makeAt(k, id, spare), true
+}
+
+// makeAt makes the history of id, whose key is k and which the index does
+// not hold, in spare (a new one when nil) and puts it.
+func (x *entryIndex) makeAt(k uint64, id EntryID, spare *histEntry) *histEntry {
 	he := spare
 	if he == nil {
 		he = &histEntry{}
 	}
 	*he = histEntry{id: id}
 	x.linkAt(k, he)
-	return he, true
+	return he
 }
 
 // put puts he (its id set) in the index, unless another history of its id

@@ -456,17 +456,16 @@ func (c *collector) historyOf(w *runtime.LightRec) (_ *histEntry, made bool) {
 	}
 	e := exec.LightEntryAt(w)
 	id := Entry(e.Operator, e.Subtask, e.State, e.Key, e.Namespace, e.UserKey)
-	if he := h.byID.get(id); he != nil {
+	k := h.byID.key(&id) // hashed once, for the search and for the insert
+	if he := h.byID.find(k, &id); he != nil {
 		return he, false
 	}
 	if he := c.lazyOf(w, &id); he != nil {
 		return he, false
 	}
-	he, made := h.lookup(id, l.spare())
-	if made {
-		l.used()
-	}
-	return he, made
+	he := h.byID.makeAt(k, id, l.spare())
+	l.used()
+	return he, true
 }
 
 // lazyOf returns the lazy history of the light run whose entry is id,
