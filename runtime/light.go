@@ -618,7 +618,9 @@ func lightOutput[T any](ctx *OperatorContext, ring **outRing[T], v any) {
 		return
 	}
 	r.vals[r.next], r.seqs[r.next], r.pos[r.next] = readValue[T](v), l.outputs, ctx.exec.position
-	r.next = (r.next + 1) % len(r.vals)
+	if r.next++; r.next == len(r.vals) { // no division per record
+		r.next = 0
+	}
 }
 
 func (r *outRing[T]) appendKept(dst []LightOutput, after int64) []LightOutput {
