@@ -1,6 +1,8 @@
 package session
 
 import (
+	"slices"
+
 	"streamdbg/query"
 	"streamdbg/runtime"
 )
@@ -138,7 +140,12 @@ type histEntry struct {
 
 // histRevs is the revisions of a history.
 type histRevs struct {
-	revs    []Revision
+	revs []Revision
+	// head is where the oldest of revs is once they are historyPerEntry
+	// (a ring: a revision beyond that takes the place of the oldest, not
+	// a shift of the others by one, which made a long run over few keys
+	// copy 63 revisions a write); 0 otherwise. inOrder puts them in order.
+	head    int
 	trimmed int // revisions forgotten (historyPerEntry)
 	// first is the array of revs until it grows (most histories hold a
 	// revision or two: no allocation, and no other memory to reach).
@@ -158,12 +165,25 @@ func (he *histEntry) forgotten() int {
 	return he.rec.trimmed
 }
 
-// revs is the revisions of he (nil for none).
+// revs is the revisions of he, oldest first (nil for none).
 func (he *histEntry) revs() []Revision {
 	if he.rec == nil {
 		return nil
 	}
+	he.rec.inOrder()
 	return he.rec.revs
+}
+
+// inOrder makes r.revs start at the oldest revision (head 0): rotated in
+// place, when a reader asks, not at every write.
+func (r *histRevs) inOrder() {
+	if r.head == 0 {
+		return
+	}
+	slices.Reverse(r.revs[:r.head])
+	slices.Reverse(r.revs[r.head:])
+	slices.Reverse(r.revs)
+	r.head = 0
 }
 
 type logged struct {
@@ -308,7 +328,7 @@ func (h *history) newRec() *histRevs {
 	r := h.spare[n-1]
 	h.spare[n-1] = nil
 	h.spare = h.spare[:n-1]
-	r.trimmed = 0
+	r.trimmed, r.head = 0, 0
 	if r.revs == nil {
 		clear(r.first[:])
 		r.revs = r.first[:0]
@@ -354,10 +374,12 @@ func (h *history) addRev(he *histEntry, r Revision) {
 	}
 	rec := he.rec
 	if len(rec.revs) >= historyPerEntry {
-		n := copy(rec.revs, rec.revs[1:])
-		rec.revs[n] = Revision{}
-		rec.revs = rec.revs[:n]
+		rec.revs[rec.head] = r // over the oldest
+		if rec.head++; rec.head == len(rec.revs) {
+			rec.head = 0
+		}
 		rec.trimmed++
+		return
 	}
 	if rec.revs == nil {
 		rec.revs = rec.first[:0]
@@ -448,7 +470,7 @@ func (h *history) truncate(pos int64) {
 			h.log = h.log[:len(h.log)-1]
 			// An entry left without revisions keeps its place in the
 			// order (an empty history), so it is never listed twice.
-			if r := he.rec; h.live(he) && r != nil && len(r.revs) > 0 && r.revs[len(r.revs)-1].Position > pos {
+			if r := he.rec; h.live(he) && r != nil && len(he.revs()) > 0 && r.revs[len(r.revs)-1].Position > pos {
 				r.revs[len(r.revs)-1] = Revision{}
 				r.revs = r.revs[:len(r.revs)-1]
 			}

@@ -279,6 +279,32 @@ func (x *entryHists) touch(rs []runtime.LightRec) int64 {
 	return sum
 }
 
+// touchRevs is touch for makeRevisions: it reads the revision records of
+// the pending writes' histories, then the revision each write will take
+// the place of or follow, in two short loops of independent reads (a
+// write's history, its record and its revisions are three misses in a
+// row otherwise, when a state of few keys keeps every write). Its result
+// is kept (lightRun.touched) so that the reads are not left out.
+func touchRevs(ps []pendingRev) int64 {
+	var recs [foldBlock]*histRevs
+	for i := range ps {
+		recs[i] = ps[i].he.rec
+	}
+	var sum int64
+	for _, r := range recs[:len(ps)] {
+		if r == nil {
+			continue
+		}
+		switch n := len(r.revs); {
+		case n >= historyPerEntry:
+			sum += r.revs[r.head].Position
+		case n > 0:
+			sum += r.revs[n-1].Position
+		}
+	}
+	return sum
+}
+
 // lightFoldAt is how many writes a light run keeps pending before it
 // folds them in, at most (a variable for tests); foldSlack is the room
 // for the writes of the record that reaches it.
@@ -556,6 +582,9 @@ func (c *collector) materializeKept() {
 func (c *collector) makeRevisions() {
 	l, h := c.light, &c.s.hist
 	for i := range l.pending {
+		if i%foldBlock == 0 {
+			l.touched += touchRevs(l.pending[i:min(i+foldBlock, len(l.pending))])
+		}
 		r := &l.pending[i]
 		if r.starts {
 			h.restart(r.he)

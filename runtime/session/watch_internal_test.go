@@ -30,6 +30,52 @@ func TestEvalWatchErrorKeepsTheWatch(t *testing.T) {
 	}
 }
 
+// An entry's revisions past historyPerEntry are a ring (the newest over
+// the oldest): read at every point of its turn, they are the last
+// historyPerEntry in order, the forgotten ones counted, and a back that
+// pops the newest after a turn leaves the ones before it (not the
+// forgotten ones: as before the ring, a back does not bring them back).
+func TestHistoryRevisionsRing(t *testing.T) {
+	defer func(n int) { historyPerEntry = n }(historyPerEntry)
+	historyPerEntry = 4
+	var h history
+	a := EntryID{Key: "a"}
+	for pos := int64(1); pos <= 13; pos++ {
+		h.add(a, Revision{Position: pos, New: pos})
+		if pos%3 != 0 {
+			continue // read at head 1, 0, 3, ...: some reads find it turned
+		}
+		got := h.revisions(a)
+		var want []int64
+		for p := max(1, pos-3); p <= pos; p++ {
+			want = append(want, p)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("after %d writes: %d revisions, want %v", pos, len(got), want)
+		}
+		for i, r := range got {
+			if r.Position != want[i] || r.New != want[i] {
+				t.Fatalf("after %d writes: revision %d is %+v, want position %d", pos, i, r, want[i])
+			}
+		}
+		if f := h.byID.get(a).forgotten(); f != int(max(0, pos-4)) {
+			t.Fatalf("after %d writes: %d forgotten, want %d", pos, f, max(0, pos-4))
+		}
+	}
+	h.add(a, Revision{Position: 14, New: int64(14)}) // 13 and 14 over 9 and 10: head 2
+	h.truncate(12)
+	got := h.revisions(a)
+	if len(got) != 2 || got[0].Position != 11 || got[1].Position != 12 {
+		t.Fatalf("after truncate(12): %+v, want positions 11, 12", got)
+	}
+	h.add(a, Revision{Position: 13, New: int64(13)})
+	h.add(a, Revision{Position: 14, New: int64(14)})
+	got = h.revisions(a)
+	if len(got) != 4 || got[0].Position != 11 || got[3].Position != 14 {
+		t.Fatalf("after two more writes: %+v, want positions 11 to 14", got)
+	}
+}
+
 // History: going back undoes the revisions after the target, by the log
 // or (beyond it) by visiting every entry, and an entry is listed once.
 func TestHistoryTruncate(t *testing.T) {
