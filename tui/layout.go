@@ -15,12 +15,18 @@ func (m *Model) bodyHeight() int { return max(4, m.h-3) }
 
 // SetSize lays the panes out for a w×h terminal: the plan and the record
 // on the left, the state and the output on the right. Narrow terminals
-// get a narrower plan column; short ones a smaller output pane.
+// get a narrower plan column (half the width below 36 columns); short ones
+// a smaller output pane.
 func (m *Model) SetSize(w, h int) {
 	m.w, m.h = w, h
 	bodyH := m.bodyHeight()
 	leftW := max(26, min(46, w*35/100))
-	rightW := max(10, w-leftW)
+	if w-leftW < 10 {
+		// Narrower than the two columns at their least (26 and 10): they
+		// share it, so that no line is wider than the terminal.
+		leftW = w / 2
+	}
+	rightW := w - leftW
 	planH := max(3, bodyH*45/100)
 	stateH := max(3, bodyH*60/100)
 	m.rects = [paneCount]rect{
@@ -52,7 +58,15 @@ func (m *Model) View() tea.View {
 	return v
 }
 
+// The least terminal the screen is laid out for: below it, render says
+// so (the panes' boxes would not fit, and their lines would run past the
+// terminal's edge or bottom). The keys work as ever (ctrl+c quits).
+const minWidth, minHeight = 16, 7
+
 func (m *Model) render() string {
+	if m.w < minWidth || m.h < minHeight {
+		return tooSmall(m.w, m.h)
+	}
 	if m.browser != nil {
 		return m.browser.render()
 	}
@@ -75,6 +89,20 @@ func (m *Model) render() string {
 		b.WriteString(fit(m.help.ShortHelpView(m.keys.ShortHelp()), m.w))
 	}
 	return b.String()
+}
+
+// tooSmall is the screen of a w×h terminal below minWidth×minHeight:
+// h lines, none wider than w.
+func tooSmall(w, h int) string {
+	lines := make([]string, max(h, 1))
+	lines[0] = fit("streamdbg: terminal too small", w)
+	if len(lines) > 1 {
+		lines[1] = fit(fmt.Sprintf("%d×%d; needs %d×%d", w, h, minWidth, minHeight), w)
+	}
+	if len(lines) > 2 {
+		lines[2] = fit("ctrl+c quits", w)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // header is the top line. Its fields depend on the terminal's width only

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"streamdbg/fixtures"
 	"streamdbg/runtime"
@@ -242,6 +243,50 @@ func TestResize(t *testing.T) {
 	m := newModel(t, 120, 40)
 	send(t, m, tea.WindowSizeMsg{Width: 60, Height: 16})
 	checkScreen(t, screen(m.View()), 60, 16)
+}
+
+// On a terminal narrower than the plan column's least width and the
+// right column's, the two share it: both columns' boxes are whole on the
+// screen (the right one was cut off beyond the terminal's edge).
+func TestNarrowTerminal(t *testing.T) {
+	m := newModel(t, 120, 40)
+	for _, w := range []int{minWidth, 20, 24, 30, 35, 36, 40, 60} {
+		send(t, m, tea.WindowSizeMsg{Width: w, Height: 12})
+		got := screen(m.View())
+		checkScreen(t, got, w, 12)
+		lines := strings.Split(got, "\n")
+		if l := lines[1]; ansi.StringWidth(l) != w || strings.Count(l, "┌") != 2 || !strings.HasSuffix(l, "┐") {
+			t.Errorf("%d wide: line 1 is not the plan's and the state's box tops across the screen: %q", w, l)
+		}
+		if l := lines[m.rects[paneOutput].y]; ansi.StringWidth(l) != w || strings.Count(l, "┌") != 1 || !strings.HasSuffix(l, "┐") {
+			t.Errorf("%d wide: the output's box top does not end at the screen's edge: %q", w, l)
+		}
+	}
+}
+
+// Below minWidth×minHeight the screen says the terminal is too small, in
+// as many lines as the terminal has, none wider than it; back at a size
+// it fits, the panes are there again.
+func TestTinyTerminal(t *testing.T) {
+	m := newModel(t, 120, 40)
+	for _, sz := range [][2]int{{1, 1}, {5, 3}, {15, 40}, {40, 6}, {minWidth - 1, minHeight}, {minWidth, minHeight - 1}, {200, 2}} {
+		w, h := sz[0], sz[1]
+		send(t, m, tea.WindowSizeMsg{Width: w, Height: h})
+		got := screen(m.View())
+		checkScreen(t, got, w, h)
+		if first := strings.SplitN(got, "\n", 2)[0]; !strings.HasPrefix("streamdbg: terminal too small", strings.TrimSuffix(strings.TrimRight(first, " "), "…")) {
+			t.Errorf("%dx%d: first line %q, want the too-small notice", w, h, first)
+		}
+		if h >= 2 && !strings.Contains(got, fmt.Sprint(w)) && w >= 10 {
+			t.Errorf("%dx%d: the notice does not give the size:\n%s", w, h, got)
+		}
+	}
+	send(t, m, tea.WindowSizeMsg{Width: minWidth, Height: minHeight})
+	got := screen(m.View())
+	checkScreen(t, got, minWidth, minHeight)
+	if strings.Contains(got, "too small") || !strings.Contains(got, "┌") {
+		t.Fatalf("at %dx%d: no panes:\n%s", minWidth, minHeight, got)
+	}
 }
 
 func TestChainParts(t *testing.T) {
