@@ -58,10 +58,11 @@ func (m *Model) View() tea.View {
 	return v
 }
 
-// The least terminal the screen is laid out for: below it, render says
-// so (the panes' boxes would not fit, and their lines would run past the
-// terminal's edge or bottom). The keys work as ever (ctrl+c quits).
-const minWidth, minHeight = 16, 7
+// The least terminal the screen is laid out for (at 8 lines every pane
+// still has its box, if only its borders): below it, render says so (the
+// boxes would not fit, and their lines would run past the terminal's edge
+// or bottom). The keys work as ever (ctrl+c quits).
+const minWidth, minHeight = 16, 8
 
 func (m *Model) render() string {
 	if m.w < minWidth || m.h < minHeight {
