@@ -246,7 +246,8 @@ func (m *Model) settle(cmd tea.Cmd) tea.Cmd {
 }
 
 // overlayKey handles a key while an overlay is open: esc and q close it
-// (a question answers itself), / searches it, ? shows its keys.
+// (a question answers itself), / searches it, ? shows its keys, : closes
+// it for the command bar.
 func (m *Model) overlayKey(k tea.KeyPressMsg) tea.Cmd {
 	if _, isQuestion := m.overlay.(*confirm); isQuestion {
 		return m.overlay.Update(k)
@@ -262,6 +263,11 @@ func (m *Model) overlayKey(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, m.keys.Help):
 		m.showHelp()
 		return nil
+	case key.Matches(k, m.keys.Command):
+		// The next command (after an error, say) without closing this
+		// first: what was typed into an overlay was lost.
+		m.closeOverlay()
+		return m.prompt.open("command", "")
 	}
 	return m.overlay.Update(k)
 }

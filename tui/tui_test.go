@@ -289,6 +289,23 @@ func TestTinyTerminal(t *testing.T) {
 	}
 }
 
+// : in an overlay (here the error of a query) opens the command bar, the
+// overlay closed: the next command is typed there, not lost in the
+// overlay.
+func TestCommandFromOverlay(t *testing.T) {
+	m := newModel(t, 100, 30)
+	press(t, m, "n", "n")
+	command(t, m, "SELECT nope FROM count WHERE")
+	if m.overlay == nil || !strings.Contains(screen(m.View()), "unexpected end of input") {
+		t.Fatalf("no error overlay after a bad query:\n%s", screen(m.View()))
+	}
+	command(t, m, "SELECT key, value FROM count WHERE key = 'the'")
+	got := screen(m.View())
+	if !strings.Contains(got, "┌ Query · 1 row") || strings.Contains(got, "unexpected end of input") {
+		t.Fatalf("the query typed at the error overlay did not run:\n%s", got)
+	}
+}
+
 func TestChainParts(t *testing.T) {
 	for _, c := range []struct {
 		name string
