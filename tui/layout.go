@@ -85,7 +85,7 @@ func (m *Model) render() string {
 	b.WriteString(fit(m.statusLine(), m.w))
 	b.WriteByte('\n')
 	if m.overlay != nil {
-		b.WriteString(fit(" "+m.st.Status.Render("esc/q close · ↑↓ pgup pgdn g G scroll · / search · enter details · : command · ? keys here"), m.w))
+		b.WriteString(fit(" "+m.st.Status.Render("esc/q close · ↑↓ g G scroll · / search · enter details · : command · ? keys"), m.w))
 	} else {
 		b.WriteString(fit(m.help.ShortHelpView(m.keys.ShortHelp()), m.w))
 	}
