@@ -128,8 +128,16 @@ func (b *browser) layout() (metaH, leftW, bodyH int) {
 	metaH = min(len(b.items)+3, max(4, b.h/4))
 	bodyH = max(4, b.h-metaH-3)
 	leftW = max(26, min(44, b.w*32/100))
+	if b.w-leftW < 10 {
+		leftW = b.w / 2 // as the debugger's columns (Model.SetSize)
+	}
 	return
 }
+
+// browserMinHeight is the least terminal height the browser lays out for:
+// the StateMeta box (4 lines at least), the states and entries (4) and
+// the header, status and help lines.
+const browserMinHeight = 11
 
 func (b *browser) SetSize(w, h int) {
 	b.w, b.h = w, h
@@ -478,6 +486,9 @@ func (b *browser) runDiff(args string) tea.Cmd {
 }
 
 func (b *browser) render() string {
+	if b.w < minWidth || b.h < browserMinHeight {
+		return tooSmallFor(b.w, b.h, minWidth, browserMinHeight)
+	}
 	st := b.st
 	var out strings.Builder
 	// The counts go before the path, which a narrow terminal cuts; gaps

@@ -65,8 +65,8 @@ func (m *Model) View() tea.View {
 const minWidth, minHeight = 16, 8
 
 func (m *Model) render() string {
-	if m.w < minWidth || m.h < minHeight {
-		return tooSmall(m.w, m.h)
+	if m.browser == nil && (m.w < minWidth || m.h < minHeight) {
+		return tooSmallFor(m.w, m.h, minWidth, minHeight)
 	}
 	if m.browser != nil {
 		return m.browser.render()
@@ -92,13 +92,13 @@ func (m *Model) render() string {
 	return b.String()
 }
 
-// tooSmall is the screen of a w×h terminal below minWidth×minHeight:
-// h lines, none wider than w.
-func tooSmall(w, h int) string {
+// tooSmallFor is the screen of a w×h terminal below the least one a
+// screen needs (minW×minH): h lines, none wider than w.
+func tooSmallFor(w, h, minW, minH int) string {
 	lines := make([]string, max(h, 1))
 	lines[0] = fit("streamdbg: terminal too small", w)
 	if len(lines) > 1 {
-		lines[1] = fit(fmt.Sprintf("%d×%d; needs %d×%d", w, h, minWidth, minHeight), w)
+		lines[1] = fit(fmt.Sprintf("%d×%d; needs %d×%d", w, h, minW, minH), w)
 	}
 	if len(lines) > 2 {
 		lines[2] = fit("ctrl+c quits", w)

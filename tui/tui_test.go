@@ -306,6 +306,33 @@ func TestCommandFromOverlay(t *testing.T) {
 	}
 }
 
+// The savepoint browser fits a narrow terminal as the debugger does (its
+// entries box ran past the edge below 36 columns), and below its least
+// size it says the terminal is too small.
+func TestBrowserNarrowAndTiny(t *testing.T) {
+	b, bm := newTestBrowser(t, ordersSavepoint(t))
+	for _, w := range []int{minWidth, 24, 30, 36, 50} {
+		b.SetSize(w, 20)
+		got := screen(bm.View())
+		checkScreen(t, got, w, 20)
+		lines := strings.Split(got, "\n")
+		metaH, _, _ := b.layout()
+		if l := lines[1+metaH]; ansi.StringWidth(l) != w || strings.Count(l, "┌") != 2 || !strings.HasSuffix(l, "┐") {
+			t.Errorf("%d wide: the states' and entries' box tops are not across the screen: %q", w, l)
+		}
+	}
+	for _, sz := range [][2]int{{minWidth - 1, 30}, {80, browserMinHeight - 1}, {3, 2}} {
+		b.SetSize(sz[0], sz[1])
+		got := screen(bm.View())
+		checkScreen(t, got, sz[0], sz[1])
+		if sz[0] >= 10 && !strings.HasPrefix(got, "streamdbg: te") {
+			t.Errorf("%dx%d: not the too-small notice:\n%s", sz[0], sz[1], got)
+		}
+	}
+	b.SetSize(minWidth, browserMinHeight)
+	checkScreen(t, screen(bm.View()), minWidth, browserMinHeight)
+}
+
 func TestChainParts(t *testing.T) {
 	for _, c := range []struct {
 		name string
