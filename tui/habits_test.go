@@ -171,6 +171,30 @@ func TestDetailsWithHistory(t *testing.T) {
 	}
 }
 
+// An entry without revisions: once the session has forgotten some
+// entries' histories, the details say the entry's may be one of them, not
+// that it never changed.
+func TestDetailsHistoryForgotten(t *testing.T) {
+	id := &session.EntryID{Operator: "count", State: "count", Key: "w1"}
+	never := strings.Join(detail{entry: id}.lines(nil, 0), "\n")
+	if !strings.Contains(never, "no change since the session started") || strings.Contains(never, "forgot") {
+		t.Fatalf("nothing forgotten:\n%s", never)
+	}
+	maybe := strings.Join(detail{entry: id, forgottenEntries: 150_000}.lines(nil, 0), "\n")
+	for _, want := range []string{"none kept", "only the 50,000 entries", "forgotten 150,000 histories", "this entry's may be one of them"} {
+		if !strings.Contains(maybe, want) {
+			t.Fatalf("with 150,000 histories forgotten, the details lack %q:\n%s", want, maybe)
+		}
+	}
+	if strings.Contains(maybe, "no change since") {
+		t.Fatalf("with histories forgotten, the details still say no change:\n%s", maybe)
+	}
+	kept := strings.Join(detail{entry: id, forgottenEntries: 150_000}.lines([]session.Revision{{Position: 7, New: int64(3)}}, 0), "\n")
+	if !strings.Contains(kept, "record 7") || strings.Contains(kept, "none kept") {
+		t.Fatalf("an entry with revisions:\n%s", kept)
+	}
+}
+
 // S sorts, C keeps the changed rows; the last line has the total.
 func TestSortChangedTotals(t *testing.T) {
 	m := newModel(t, 120, 40)

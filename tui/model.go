@@ -447,6 +447,7 @@ func (m *Model) openDetail(d detail) {
 	forgotten := 0
 	if d.entry != nil && m.busy == nil {
 		revs, forgotten = m.s.History(*d.entry)
+		d.forgottenEntries = m.s.HistoryForgotten()
 	}
 	m.showOverlay(textOverlay(&m.keys, &m.st, "Details · "+d.title, d.lines(revs, forgotten)))
 }

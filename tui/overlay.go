@@ -24,6 +24,10 @@ type detail struct {
 	hasValue bool
 	entry    *session.EntryID
 	change   *session.Change
+	// forgottenEntries is how many histories the session forgot
+	// (Session.HistoryForgotten): an entry without revisions may then have
+	// changed after all.
+	forgottenEntries int64
 }
 
 // lines lays the detail out; revs are the entry's revisions (oldest first)
@@ -65,7 +69,13 @@ func (d detail) lines(revs []session.Revision, forgotten int) []string {
 		if forgotten > 0 {
 			out = append(out, fmt.Sprintf("  … %d older changes forgotten", forgotten))
 		}
-		if len(revs) == 0 {
+		switch {
+		case len(revs) > 0:
+		case d.forgottenEntries > 0:
+			out = append(out, "  none kept. The session keeps the histories of only the "+commas(session.HistoryEntries)+" entries",
+				"  written first most recently; it has forgotten "+commas(d.forgottenEntries)+" histories since it",
+				"  started (or since a restore), and this entry's may be one of them.")
+		default:
 			out = append(out, "  no change since the session started (or since a restore)")
 		}
 		for _, r := range revs {

@@ -109,6 +109,9 @@ type history struct {
 	// spare is the revision records of forgotten histories, for the next
 	// ones (histEntry.rec).
 	spare []*histRevs
+	// forgot counts the histories historyBound made it forget (since the
+	// session started or was restored).
+	forgot int64
 }
 
 // histEntry is one entry's history. A write names it by pointer (a light
@@ -284,6 +287,7 @@ func (h *history) appendOrder(he *histEntry) {
 	h.order = h.order[1:]
 	h.forget(old)
 	h.goneIn++
+	h.forgot++
 	h.compact()
 }
 
@@ -508,6 +512,13 @@ func (h *history) reset() {
 	// The numbering goes on: every old entry is forgotten in the new one.
 	*h = history{ins: h.ins}
 }
+
+// HistoryForgotten is how many histories the session forgot since it
+// started or was restored (HistoryEntries: it keeps those of the entries
+// written first most recently; an entry forgotten, written again and
+// forgotten again counts twice). While it is 0, an entry History gives no
+// revisions for has not changed; after, it may have.
+func (s *Session) HistoryForgotten() int64 { return s.hist.forgot }
 
 // History returns the revisions of an entry in this session, oldest first,
 // and how many older ones were forgotten (HistoryPerEntry).

@@ -413,6 +413,7 @@ func (c *collector) foldIn(final bool) {
 	}
 	h.order = h.order[drop:]
 	h.goneIn += int(front - front0)
+	h.forgot += front - front0
 	for i := from; i < len(slots); i++ {
 		if p := &slots[i]; p.starts && p.num > front {
 			h.pushOrder(p.he)

@@ -89,8 +89,11 @@ func TestLightHistoryOverflow(t *testing.T) {
 			name := fmt.Sprintf("%s/entries=%d,per=%d,fold=%d,log=%d,gone=%d", backend, bc.entries, bc.perEntry, bc.foldAt, bc.log, bc.goneMax)
 			t.Run(name, func(t *testing.T) {
 				light := checkLightHistory(t, build, backend, bc, cmds)
-				if bc.entries < distinct && !light.forgot {
-					t.Fatal("the history forgot no entry: the workload does not overflow it")
+				if bc.entries < distinct && (!light.forgot || light.forgotten == 0) {
+					t.Fatalf("the history forgot no entry (HistoryForgotten %d): the workload does not overflow it", light.forgotten)
+				}
+				if bc.entries >= distinct+8 && light.forgotten != 0 {
+					t.Fatalf("HistoryForgotten is %d with room for every entry's history", light.forgotten)
 				}
 			})
 		}
@@ -101,7 +104,8 @@ func TestLightHistoryOverflow(t *testing.T) {
 // runs.
 type lightHistoryRun struct {
 	lightRuns, lazyFound int
-	forgot               bool // some entry's history was forgotten
+	forgot               bool  // some entry's history was forgotten
+	forgotten            int64 // HistoryForgotten after the last command
 }
 
 // checkLightHistory runs the commands on the job in two sessions, traced
@@ -172,6 +176,10 @@ func checkLightHistory(t *testing.T, build func() (*runtime.Job, error), backend
 		if len(ids) > len(f.order) {
 			res.forgot = true
 		}
+		if nf, nl := full.HistoryForgotten(), light.HistoryForgotten(); nf != nl {
+			t.Fatalf("command %d (%s): the history forgot %d entries traced, %d with light runs", i, cmd, nf, nl)
+		}
+		res.forgotten = full.HistoryForgotten()
 		if len(f.order) > bc.entries {
 			t.Fatalf("command %d (%s): %d entries with a history, beyond the bound %d", i, cmd, len(f.order), bc.entries)
 		}

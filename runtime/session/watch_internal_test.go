@@ -116,6 +116,7 @@ type refHistory struct {
 	order   []EntryID
 	revs    map[EntryID][]Revision
 	trimmed map[EntryID]int
+	forgot  int64 // entries forgotten (history.forgot)
 }
 
 func (r *refHistory) add(id EntryID, rev Revision) {
@@ -129,6 +130,7 @@ func (r *refHistory) add(id EntryID, rev Revision) {
 			delete(r.revs, r.order[0])
 			delete(r.trimmed, r.order[0])
 			r.order = r.order[1:]
+			r.forgot++
 		}
 	}
 	revs := r.revs[id]
@@ -199,6 +201,9 @@ func testHistoryForgetsAndTakesBack(t *testing.T) {
 		t.Helper()
 		if len(h.order) != len(ref.order) {
 			t.Fatalf("%s: %d entries, want %d", when, len(h.order), len(ref.order))
+		}
+		if h.forgot != ref.forgot {
+			t.Fatalf("%s: the history forgot %d entries, want %d", when, h.forgot, ref.forgot)
 		}
 		for i, he := range h.order {
 			if he.id != ref.order[i] || !h.live(he) {
