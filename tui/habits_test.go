@@ -1,9 +1,13 @@
 package tui
 
 import (
+	"cmp"
 	"fmt"
 	"iter"
+	"math/rand/v2"
+	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -192,6 +196,57 @@ func TestDetailsHistoryForgotten(t *testing.T) {
 	kept := strings.Join(detail{entry: id, forgottenEntries: 150_000}.lines([]session.Revision{{Position: 7, New: int64(3)}}, 0), "\n")
 	if !strings.Contains(kept, "record 7") || strings.Contains(kept, "none kept") {
 		t.Fatalf("an entry with revisions:\n%s", kept)
+	}
+}
+
+// sortRows orders as a stable sort with compareValues at every
+// comparison does (numbers by value before the rest by their text, ties
+// by the first cells, changed rows first), over keys and values of mixed
+// kinds with many ties.
+func TestSortRowsOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 9))
+	value := func() any {
+		switch rng.IntN(6) {
+		case 0:
+			return int64(rng.IntN(20) - 10)
+		case 1:
+			return float64(rng.IntN(40)) / 4
+		case 2:
+			return nil
+		case 3:
+			return fmt.Sprintf("k%d", rng.IntN(15))
+		case 4:
+			return []any{int64(rng.IntN(3)), "x"}
+		}
+		return rng.IntN(2) == 0
+	}
+	rows := make([]pageRow, 3000)
+	for i := range rows {
+		k, v := value(), value()
+		rows[i] = pageRow{cells: []string{"count", show(k), fmt.Sprint(rng.IntN(3)), show(v)}, row: session.Row{Key: k, Value: v}, changed: rng.IntN(3) == 0}
+	}
+	keyOf := func(r pageRow) string { return strings.Join(r.cells[:min(4, len(r.cells))], "\x00") }
+	refs := map[int]func(a, b pageRow) int{
+		sortKey: func(a, b pageRow) int {
+			return cmp.Or(compareValues(a.row.Key, b.row.Key), strings.Compare(keyOf(a), keyOf(b)))
+		},
+		sortValue: func(a, b pageRow) int { return compareValues(b.row.Value, a.row.Value) },
+		sortChanged: func(a, b pageRow) int {
+			return cmp.Or(boolRank(b.changed)-boolRank(a.changed), compareValues(a.row.Key, b.row.Key))
+		},
+	}
+	for by, ref := range refs {
+		want := slices.Clone(rows)
+		slices.SortStableFunc(want, ref)
+		got := sortRows(rows, by)
+		if len(got) != len(want) {
+			t.Fatalf("sort %s: %d rows, want %d", sortNames[by], len(got), len(want))
+		}
+		for i := range want {
+			if !reflect.DeepEqual(got[i], want[i]) {
+				t.Fatalf("sort %s: row %d is %v, want %v", sortNames[by], i, got[i].cells, want[i].cells)
+			}
+		}
 	}
 }
 
