@@ -250,6 +250,18 @@ func TestSortRowsOrder(t *testing.T) {
 	}
 }
 
+// A stop that changed more than MaxChanges entries says how many writes
+// it did not mark, as writes (the count is of writes, not entries).
+func TestStateDroppedChangesSaid(t *testing.T) {
+	m := newModel(t, 120, 40)
+	command(t, m, "next 3")
+	m.state.dropped = 1_464_381
+	got := m.state.statusText()
+	if !strings.Contains(got, "1,464,381 writes beyond 20,000 entries not marked") {
+		t.Fatalf("status %q does not say the writes left unmarked", got)
+	}
+}
+
 // S sorts, C keeps the changed rows; the last line has the total.
 func TestSortChangedTotals(t *testing.T) {
 	m := newModel(t, 120, 40)

@@ -902,7 +902,7 @@ func (p *statePane) statusText() string {
 		s += " · filter: " + p.filter
 	}
 	if p.dropped > 0 {
-		s += fmt.Sprintf(" · %d changes not marked", p.dropped)
+		s += fmt.Sprintf(" · %s writes beyond %s entries not marked", commas(int64(p.dropped)), commas(session.MaxChanges))
 	}
 	return s
 }

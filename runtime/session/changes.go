@@ -42,7 +42,8 @@ type Change struct {
 }
 
 // MaxChanges bounds the entries a stop lists as changed; a stop that
-// changed more says how many it left out (Stop.ChangesDropped).
+// changed more says how many writes to the others it left out
+// (Stop.ChangesDropped: writes, not entries).
 const MaxChanges = 20000
 
 // maxChanges is the bound the collector applies (a variable for tests).

@@ -56,7 +56,10 @@ type Stop struct {
 	Truncated int
 	// Changes are the entries the command wrote, with their values before
 	// and after, complete up to MaxChanges entries whatever the events kept.
-	Changes        map[EntryID]Change
+	Changes map[EntryID]Change
+	// ChangesDropped counts the command's writes to entries beyond the
+	// first MaxChanges it changed (writes, not entries: an entry written
+	// ten times counts ten).
 	ChangesDropped int
 	Failure        *runtime.Failure
 	Watches        []WatchResult
