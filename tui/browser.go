@@ -708,13 +708,13 @@ func (s *savepointKeyed) pin(pins map[string][]any) {
 func (s *savepointKeyed) first() int { return 0 }
 func (s *savepointKeyed) last() int  { return s.maxKG }
 
-func (s *savepointKeyed) rows(from int) iter.Seq2[pageRow, error] {
+func (s *savepointKeyed) rows(from, to int) iter.Seq2[pageRow, error] {
 	return func(yield func(pageRow, error) bool) {
-		kgs := keyGroupsFrom(from, s.maxKG)
+		kgs := keyGroupsFrom(from, min(to, s.maxKG))
 		if s.only != nil {
 			kgs = kgs[:0]
 			for _, g := range s.only {
-				if g >= from {
+				if g >= from && g <= to {
 					kgs = append(kgs, g)
 				}
 			}
@@ -748,7 +748,7 @@ func (s *savepointKeyed) scan(kgs []int, yield func(pageRow, error) bool) bool {
 			yield(pageRow{}, err)
 			return false
 		}
-		if ok, err := passes(s.cond, r, keyedEnv); err != nil {
+		if ok, err := passes(s.cond, &r, keyedRow); err != nil {
 			yield(pageRow{}, err)
 			return false
 		} else if !ok {
@@ -791,15 +791,15 @@ type savepointTimers struct {
 func (s *savepointTimers) first() int { return 0 }
 func (s *savepointTimers) last() int  { return s.maxKG }
 
-func (s *savepointTimers) rows(from int) iter.Seq2[pageRow, error] {
+func (s *savepointTimers) rows(from, to int) iter.Seq2[pageRow, error] {
 	return func(yield func(pageRow, error) bool) {
-		kgs := keyGroupsFrom(from, s.maxKG)
+		kgs := keyGroupsFrom(from, min(to, s.maxKG))
 		for r, err := range s.sp.Timers(s.meta.OperatorID, kgs, s.domain) {
 			if err != nil {
 				yield(pageRow{}, err)
 				return
 			}
-			if ok, err := passes(s.cond, r, timerEnv); err != nil {
+			if ok, err := passes(s.cond, &r, timerRow); err != nil {
 				yield(pageRow{}, err)
 				return
 			} else if !ok {
@@ -822,7 +822,7 @@ type savepointOperator struct {
 func (s *savepointOperator) first() int { return 0 }
 func (s *savepointOperator) last() int  { return 0 }
 
-func (s *savepointOperator) rows(from int) iter.Seq2[pageRow, error] {
+func (s *savepointOperator) rows(from, _ int) iter.Seq2[pageRow, error] {
 	return func(yield func(pageRow, error) bool) {
 		if from > 0 {
 			return
@@ -832,7 +832,7 @@ func (s *savepointOperator) rows(from int) iter.Seq2[pageRow, error] {
 				yield(pageRow{}, err)
 				return
 			}
-			if ok, err := passes(s.cond, r, operatorEnv); err != nil {
+			if ok, err := passes(s.cond, &r, operatorRow); err != nil {
 				yield(pageRow{}, err)
 				return
 			} else if !ok {

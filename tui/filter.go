@@ -38,29 +38,92 @@ func compileFilterPins(text string) (*query.Compiled, map[string][]any, error) {
 	return c, pins, nil
 }
 
-// The env builders below allocate a map per row: callers build one only
-// when a filter is set (passes takes the builder, not the map).
+// rowKind says which columns a row has for a filter: a keyed state's,
+// an operator state's or a timer's.
+type rowKind int
 
-func keyedEnv(r session.Row) query.EnvMap {
-	return query.EnvMap{"operator_name": r.OperatorName, "subtask": int64(r.Subtask), "key_group": int64(r.KeyGroup),
-		"state_name": r.State, "kind": r.Kind, "key": r.Key, "namespace": r.Namespace, "user_key": r.UserKey, "value": r.Value}
+const (
+	keyedRow rowKind = iota
+	operatorRow
+	timerRow
+)
+
+// rowNames are the columns of each kind of row.
+var rowNames = [...][]string{
+	keyedRow:    {"operator_name", "subtask", "key_group", "state_name", "kind", "key", "namespace", "user_key", "value"},
+	operatorRow: {"operator_name", "subtask", "state_name", "mode", "position", "key", "value"},
+	timerRow:    {"operator_name", "subtask", "key_group", "key", "namespace", "domain", "timestamp"},
 }
 
-func operatorEnv(r session.Row) query.EnvMap {
-	return query.EnvMap{"operator_name": r.OperatorName, "subtask": int64(r.Subtask), "state_name": r.State,
-		"mode": r.Kind, "position": int64(r.Position), "key": r.Key, "value": r.Value}
+// rowEnv is a row's columns for a filter, looked up in the row itself: a
+// map of them per row was most of what a filter over a large state cost
+// (its allocations, and the garbage collector's work after them).
+type rowEnv struct {
+	r    *session.Row
+	kind rowKind
 }
 
-func timerEnv(r session.Row) query.EnvMap {
-	return query.EnvMap{"operator_name": r.OperatorName, "subtask": int64(r.Subtask), "key_group": int64(r.KeyGroup),
-		"key": r.Key, "namespace": r.Namespace, "domain": r.Domain, "timestamp": r.Timestamp}
+// Lookup implements query.Env.
+func (e *rowEnv) Lookup(name string) (any, bool) {
+	r := e.r
+	switch name {
+	case "operator_name":
+		return r.OperatorName, true
+	case "subtask":
+		return int64(r.Subtask), true
+	case "key":
+		return r.Key, true
+	}
+	switch e.kind {
+	case keyedRow:
+		switch name {
+		case "key_group":
+			return int64(r.KeyGroup), true
+		case "state_name":
+			return r.State, true
+		case "kind":
+			return r.Kind, true
+		case "namespace":
+			return r.Namespace, true
+		case "user_key":
+			return r.UserKey, true
+		case "value":
+			return r.Value, true
+		}
+	case operatorRow:
+		switch name {
+		case "state_name":
+			return r.State, true
+		case "mode":
+			return r.Kind, true
+		case "position":
+			return int64(r.Position), true
+		case "value":
+			return r.Value, true
+		}
+	case timerRow:
+		switch name {
+		case "key_group":
+			return int64(r.KeyGroup), true
+		case "namespace":
+			return r.Namespace, true
+		case "domain":
+			return r.Domain, true
+		case "timestamp":
+			return r.Timestamp, true
+		}
+	}
+	return nil, false
 }
 
-// passes reports whether a row is kept by a filter; a nil filter keeps
-// every row.
-func passes(cond *query.Compiled, r session.Row, env func(session.Row) query.EnvMap) (bool, error) {
+// Names lists the row's columns, for hints.
+func (e *rowEnv) Names() []string { return rowNames[e.kind] }
+
+// passes reports whether a row of the given kind is kept by a filter; a
+// nil filter keeps every row.
+func passes(cond *query.Compiled, r *session.Row, kind rowKind) (bool, error) {
 	if cond == nil {
 		return true, nil
 	}
-	return cond.EvalBool(env(r))
+	return cond.EvalBool(&rowEnv{r: r, kind: kind})
 }

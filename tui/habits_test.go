@@ -262,6 +262,45 @@ func TestStateDroppedChangesSaid(t *testing.T) {
 	}
 }
 
+// A filter sees each kind of row's columns, and only those, with their
+// values (key_group, subtask and position as int64).
+func TestRowEnvColumns(t *testing.T) {
+	r := session.Row{OperatorID: "id", OperatorName: "count", Subtask: 1, KeyGroup: 77, State: "n", Kind: "value",
+		Key: "k", Namespace: int64(5), UserKey: "u", Value: int64(9), Position: 3, Domain: "event", Timestamp: 1234}
+	want := map[rowKind]map[string]any{
+		keyedRow: {"operator_name": "count", "subtask": int64(1), "key_group": int64(77), "state_name": "n", "kind": "value",
+			"key": "k", "namespace": int64(5), "user_key": "u", "value": int64(9)},
+		operatorRow: {"operator_name": "count", "subtask": int64(1), "state_name": "n", "mode": "value", "position": int64(3),
+			"key": "k", "value": int64(9)},
+		timerRow: {"operator_name": "count", "subtask": int64(1), "key_group": int64(77), "key": "k", "namespace": int64(5),
+			"domain": "event", "timestamp": int64(1234)},
+	}
+	for kind, cols := range want {
+		env := &rowEnv{r: &r, kind: kind}
+		for _, name := range filterNames {
+			got, ok := env.Lookup(name)
+			w, wok := cols[name]
+			if ok != wok || got != w {
+				t.Errorf("kind %d, %s: %v (%v), want %v (%v)", kind, name, got, ok, w, wok)
+			}
+		}
+		if names := env.Names(); len(names) != len(cols) {
+			t.Errorf("kind %d: names %v, want the %d columns", kind, names, len(cols))
+		}
+	}
+	c, err := compileFilter("value > 8 AND key_group = 77 AND key = 'k'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := passes(c, &r, keyedRow); !ok || err != nil {
+		t.Fatalf("the filter does not keep its row: %v %v", ok, err)
+	}
+	r.Value = int64(8)
+	if ok, err := passes(c, &r, keyedRow); ok || err != nil {
+		t.Fatalf("the filter keeps a row it should not: %v %v", ok, err)
+	}
+}
+
 // S sorts, C keeps the changed rows; the last line has the total.
 func TestSortChangedTotals(t *testing.T) {
 	m := newModel(t, 120, 40)
@@ -619,9 +658,9 @@ type countSource struct{ n int }
 
 func (s *countSource) first() int { return 0 }
 func (s *countSource) last() int  { return (s.n - 1) / 3 }
-func (s *countSource) rows(from int) iter.Seq2[pageRow, error] {
+func (s *countSource) rows(from, to int) iter.Seq2[pageRow, error] {
 	return func(yield func(pageRow, error) bool) {
-		for i := from * 3; i < s.n; i++ {
+		for i := from * 3; i < min(s.n, 3*(to+1)); i++ {
 			if !yield(pageRow{kg: i / 3, cells: []string{fmt.Sprint(i)}}, nil) {
 				return
 			}

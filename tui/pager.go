@@ -18,11 +18,13 @@ type pageRow struct {
 	cleared bool
 }
 
-// rowSource yields the rows of a table in key-group order, starting at key
-// group from. It must read nothing before from (catalog scans restricted to
-// key groups), so moving a page costs at most one key group's rows.
+// rowSource yields the rows of a table in key-group order, those of key
+// groups from to to (inclusive). It must read nothing outside them
+// (catalog scans restricted to key groups), so moving a page costs at most
+// one key group's rows, and counting one key group's rows reads that key
+// group only.
 type rowSource interface {
-	rows(from int) iter.Seq2[pageRow, error]
+	rows(from, to int) iter.Seq2[pageRow, error]
 	// first and last are the lowest and highest key groups the source may
 	// have rows in.
 	first() int
@@ -70,7 +72,7 @@ func (p *pager) resize(n int) {
 func (p *pager) load() {
 	p.page, p.more, p.err = p.page[:0], false, nil
 	skip := p.skip
-	for r, err := range p.src.rows(p.kg) {
+	for r, err := range p.src.rows(p.kg, p.src.last()) {
 		if err != nil {
 			p.err = err
 			break
@@ -177,7 +179,7 @@ func (p *pager) bottom(total int) {
 // count is the number of rows in one key group.
 func (p *pager) count(kg int) int {
 	n := 0
-	for r, err := range p.src.rows(kg) {
+	for r, err := range p.src.rows(kg, kg) {
 		if err != nil || r.kg != kg {
 			break
 		}
@@ -204,7 +206,7 @@ func findRow(src rowSource, at, dir int, match func(pageRow) bool) (pl place, li
 	none := place{index: -1}
 	first, before, after := none, none, none
 	kg, skip, index := -1, 0, 0
-	for r, err := range src.rows(src.first()) {
+	for r, err := range src.rows(src.first(), src.last()) {
 		if err != nil {
 			return none, false, err
 		}
@@ -247,7 +249,7 @@ func findRow(src rowSource, at, dir int, match func(pageRow) bool) (pl place, li
 	last := none
 	if after.index >= 0 || first.index >= 0 {
 		kg, skip, index = -1, 0, 0
-		for r, err := range src.rows(src.first()) {
+		for r, err := range src.rows(src.first(), src.last()) {
 			if err != nil || index >= searchLimit {
 				break
 			}

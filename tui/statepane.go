@@ -307,7 +307,7 @@ func (p *statePane) recount() { p.totalN, p.totalExact = p.total() }
 // sortLimit.
 func (p *statePane) readAll(src rowSource) ([]pageRow, error) {
 	var rows []pageRow
-	for r, err := range src.rows(src.first()) {
+	for r, err := range src.rows(src.first(), src.last()) {
 		if err != nil {
 			return nil, err
 		}
@@ -948,21 +948,20 @@ type keyedSource struct {
 func (s *keyedSource) first() int { return s.groups.Start }
 func (s *keyedSource) last() int  { return s.groups.End }
 
-func (s *keyedSource) rows(from int) iter.Seq2[pageRow, error] {
+func (s *keyedSource) rows(from, to int) iter.Seq2[pageRow, error] {
 	return func(yield func(pageRow, error) bool) {
 		var kgs []int
 		var keys []any
 		if s.only {
-			kgs, keys = s.changed(from)
+			kgs, keys = s.changed(from, to)
 		} else {
-			for kg := max(from, s.groups.Start); kg <= s.groups.End; kg++ {
+			for kg := max(from, s.groups.Start); kg <= min(to, s.groups.End); kg++ {
 				kgs = append(kgs, kg)
 			}
 		}
 		if len(kgs) == 0 {
 			return
 		}
-		seen := map[session.EntryID]bool{}
 		var cleared []pageRow
 		flush := func(upTo int) bool {
 			// Cleared entries are gone from state: the changed-only table
@@ -986,18 +985,20 @@ func (s *keyedSource) rows(from int) iter.Seq2[pageRow, error] {
 			if r.Subtask != s.subtask || s.windows && r.Namespace == nil || timerState(r.State) {
 				continue
 			}
-			if ok, err := passes(s.cond, r, keyedEnv); err != nil {
+			if ok, err := passes(s.cond, &r, keyedRow); err != nil {
 				yield(pageRow{}, err)
 				return
 			} else if !ok {
 				continue
 			}
-			id := r.ID()
-			c, changed := s.changes[id]
+			var c session.Change
+			changed := false
+			if len(s.changes) > 0 { // an EntryID to look up costs its key printed
+				c, changed = s.changes[r.ID()]
+			}
 			if s.only && !changed {
 				continue
 			}
-			seen[id] = true
 			if !flush(r.KeyGroup - 1) {
 				return
 			}
@@ -1023,14 +1024,14 @@ func changeNote(c session.Change) string {
 	return "  (new)"
 }
 
-// changed lists the key groups (from on) and keys the stop wrote in this
-// operator and subtask.
-func (s *keyedSource) changed(from int) ([]int, []any) {
+// changed lists the key groups (from to to) and keys the stop wrote in
+// this operator and subtask.
+func (s *keyedSource) changed(from, to int) ([]int, []any) {
 	kgSet := map[int]bool{}
 	var keys []any
 	keySet := map[string]bool{}
 	for id, c := range s.changes {
-		if id.Operator != s.op.Name || id.Subtask != s.subtask || c.KeyGroup < max(from, s.groups.Start) || c.KeyGroup > s.groups.End {
+		if id.Operator != s.op.Name || id.Subtask != s.subtask || c.KeyGroup < max(from, s.groups.Start) || c.KeyGroup > min(to, s.groups.End) {
 			continue
 		}
 		kgSet[c.KeyGroup] = true
@@ -1081,7 +1082,7 @@ type operatorSource struct {
 func (s *operatorSource) first() int { return 0 }
 func (s *operatorSource) last() int  { return 0 }
 
-func (s *operatorSource) rows(from int) iter.Seq2[pageRow, error] {
+func (s *operatorSource) rows(from, _ int) iter.Seq2[pageRow, error] {
 	return func(yield func(pageRow, error) bool) {
 		if from > 0 {
 			return
@@ -1094,7 +1095,7 @@ func (s *operatorSource) rows(from int) iter.Seq2[pageRow, error] {
 			if r.Subtask != s.subtask {
 				continue
 			}
-			if ok, err := passes(s.cond, r, operatorEnv); err != nil {
+			if ok, err := passes(s.cond, &r, operatorRow); err != nil {
 				yield(pageRow{}, err)
 				return
 			} else if !ok {
@@ -1119,10 +1120,10 @@ type timerSource struct {
 func (s *timerSource) first() int { return s.groups.Start }
 func (s *timerSource) last() int  { return s.groups.End }
 
-func (s *timerSource) rows(from int) iter.Seq2[pageRow, error] {
+func (s *timerSource) rows(from, to int) iter.Seq2[pageRow, error] {
 	return func(yield func(pageRow, error) bool) {
 		var kgs []int
-		for kg := max(from, s.groups.Start); kg <= s.groups.End; kg++ {
+		for kg := max(from, s.groups.Start); kg <= min(to, s.groups.End); kg++ {
 			kgs = append(kgs, kg)
 		}
 		for r, err := range s.r.Timers(s.opID, kgs, "") {
@@ -1133,7 +1134,7 @@ func (s *timerSource) rows(from int) iter.Seq2[pageRow, error] {
 			if r.Subtask != s.subtask {
 				continue
 			}
-			if ok, err := passes(s.cond, r, timerEnv); err != nil {
+			if ok, err := passes(s.cond, &r, timerRow); err != nil {
 				yield(pageRow{}, err)
 				return
 			} else if !ok {
