@@ -748,7 +748,7 @@ func (s *savepointKeyed) scan(kgs []int, yield func(pageRow, error) bool) bool {
 			yield(pageRow{}, err)
 			return false
 		}
-		if ok, err := passes(s.cond, &r, keyedRow); err != nil {
+		if ok, err := passes(s.cond, r, keyedRow); err != nil {
 			yield(pageRow{}, err)
 			return false
 		} else if !ok {
@@ -799,7 +799,7 @@ func (s *savepointTimers) rows(from, to int) iter.Seq2[pageRow, error] {
 				yield(pageRow{}, err)
 				return
 			}
-			if ok, err := passes(s.cond, &r, timerRow); err != nil {
+			if ok, err := passes(s.cond, r, timerRow); err != nil {
 				yield(pageRow{}, err)
 				return
 			} else if !ok {
@@ -832,7 +832,7 @@ func (s *savepointOperator) rows(from, _ int) iter.Seq2[pageRow, error] {
 				yield(pageRow{}, err)
 				return
 			}
-			if ok, err := passes(s.cond, &r, operatorRow); err != nil {
+			if ok, err := passes(s.cond, r, operatorRow); err != nil {
 				yield(pageRow{}, err)
 				return
 			} else if !ok {

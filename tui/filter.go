@@ -59,13 +59,13 @@ var rowNames = [...][]string{
 // map of them per row was most of what a filter over a large state cost
 // (its allocations, and the garbage collector's work after them).
 type rowEnv struct {
-	r    *session.Row
+	r    session.Row
 	kind rowKind
 }
 
 // Lookup implements query.Env.
 func (e *rowEnv) Lookup(name string) (any, bool) {
-	r := e.r
+	r := &e.r
 	switch name {
 	case "operator_name":
 		return r.OperatorName, true
@@ -120,8 +120,9 @@ func (e *rowEnv) Lookup(name string) (any, bool) {
 func (e *rowEnv) Names() []string { return rowNames[e.kind] }
 
 // passes reports whether a row of the given kind is kept by a filter; a
-// nil filter keeps every row.
-func passes(cond *query.Compiled, r *session.Row, kind rowKind) (bool, error) {
+// nil filter keeps every row. The row is taken by value: its copy in the
+// env (which the evaluation keeps) is made only when there is a filter.
+func passes(cond *query.Compiled, r session.Row, kind rowKind) (bool, error) {
 	if cond == nil {
 		return true, nil
 	}

@@ -276,7 +276,7 @@ func TestRowEnvColumns(t *testing.T) {
 			"domain": "event", "timestamp": int64(1234)},
 	}
 	for kind, cols := range want {
-		env := &rowEnv{r: &r, kind: kind}
+		env := &rowEnv{r: r, kind: kind}
 		for _, name := range filterNames {
 			got, ok := env.Lookup(name)
 			w, wok := cols[name]
@@ -292,11 +292,11 @@ func TestRowEnvColumns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := passes(c, &r, keyedRow); !ok || err != nil {
+	if ok, err := passes(c, r, keyedRow); !ok || err != nil {
 		t.Fatalf("the filter does not keep its row: %v %v", ok, err)
 	}
 	r.Value = int64(8)
-	if ok, err := passes(c, &r, keyedRow); ok || err != nil {
+	if ok, err := passes(c, r, keyedRow); ok || err != nil {
 		t.Fatalf("the filter keeps a row it should not: %v %v", ok, err)
 	}
 }

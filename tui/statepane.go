@@ -985,7 +985,7 @@ func (s *keyedSource) rows(from, to int) iter.Seq2[pageRow, error] {
 			if r.Subtask != s.subtask || s.windows && r.Namespace == nil || timerState(r.State) {
 				continue
 			}
-			if ok, err := passes(s.cond, &r, keyedRow); err != nil {
+			if ok, err := passes(s.cond, r, keyedRow); err != nil {
 				yield(pageRow{}, err)
 				return
 			} else if !ok {
@@ -1095,7 +1095,7 @@ func (s *operatorSource) rows(from, _ int) iter.Seq2[pageRow, error] {
 			if r.Subtask != s.subtask {
 				continue
 			}
-			if ok, err := passes(s.cond, &r, operatorRow); err != nil {
+			if ok, err := passes(s.cond, r, operatorRow); err != nil {
 				yield(pageRow{}, err)
 				return
 			} else if !ok {
@@ -1134,7 +1134,7 @@ func (s *timerSource) rows(from, to int) iter.Seq2[pageRow, error] {
 			if r.Subtask != s.subtask {
 				continue
 			}
-			if ok, err := passes(s.cond, &r, timerRow); err != nil {
+			if ok, err := passes(s.cond, r, timerRow); err != nil {
 				yield(pageRow{}, err)
 				return
 			} else if !ok {

@@ -548,7 +548,7 @@ func TestBrowserFilterReadsPinnedKeyGroups(t *testing.T) {
 		// The reference: every row, the filter applied to each.
 		var want []pageRow
 		for _, r := range every {
-			if ok, err := passes(cond, &r.row, keyedRow); err != nil {
+			if ok, err := passes(cond, r.row, keyedRow); err != nil {
 				t.Fatal(err)
 			} else if ok {
 				want = append(want, r)
