@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"slices"
+
 	"streamdbg/query"
 	"streamdbg/runtime/session"
 )
@@ -63,55 +65,37 @@ type rowEnv struct {
 	kind rowKind
 }
 
-// Lookup implements query.Env.
+// Lookup implements query.Env: the columns of the row's kind (rowNames).
 func (e *rowEnv) Lookup(name string) (any, bool) {
+	if !slices.Contains(rowNames[e.kind], name) {
+		return nil, false
+	}
 	r := &e.r
 	switch name {
 	case "operator_name":
 		return r.OperatorName, true
 	case "subtask":
 		return int64(r.Subtask), true
+	case "key_group":
+		return int64(r.KeyGroup), true
+	case "state_name":
+		return r.State, true
+	case "kind", "mode": // a keyed state's kind, an operator state's mode
+		return r.Kind, true
 	case "key":
 		return r.Key, true
-	}
-	switch e.kind {
-	case keyedRow:
-		switch name {
-		case "key_group":
-			return int64(r.KeyGroup), true
-		case "state_name":
-			return r.State, true
-		case "kind":
-			return r.Kind, true
-		case "namespace":
-			return r.Namespace, true
-		case "user_key":
-			return r.UserKey, true
-		case "value":
-			return r.Value, true
-		}
-	case operatorRow:
-		switch name {
-		case "state_name":
-			return r.State, true
-		case "mode":
-			return r.Kind, true
-		case "position":
-			return int64(r.Position), true
-		case "value":
-			return r.Value, true
-		}
-	case timerRow:
-		switch name {
-		case "key_group":
-			return int64(r.KeyGroup), true
-		case "namespace":
-			return r.Namespace, true
-		case "domain":
-			return r.Domain, true
-		case "timestamp":
-			return r.Timestamp, true
-		}
+	case "namespace":
+		return r.Namespace, true
+	case "user_key":
+		return r.UserKey, true
+	case "value":
+		return r.Value, true
+	case "position":
+		return int64(r.Position), true
+	case "domain":
+		return r.Domain, true
+	case "timestamp":
+		return r.Timestamp, true
 	}
 	return nil, false
 }

@@ -199,6 +199,23 @@ func TestDetailsHistoryForgotten(t *testing.T) {
 	}
 }
 
+// compareValues orders dynamic values as the state table sorts them,
+// written plainly (each comparison prints what is not a number): the
+// reference sortRows is checked against.
+func compareValues(a, b any) int {
+	fa, oka := number(a)
+	fb, okb := number(b)
+	switch {
+	case oka && okb:
+		return cmp.Compare(fa, fb)
+	case oka:
+		return -1
+	case okb:
+		return 1
+	}
+	return strings.Compare(show(a), show(b))
+}
+
 // sortRows orders as a stable sort with compareValues at every
 // comparison does (numbers by value before the rest by their text, ties
 // by the first cells, changed rows first), over keys and values of mixed

@@ -65,11 +65,11 @@ func (m *Model) View() tea.View {
 const minWidth, minHeight = 16, 8
 
 func (m *Model) render() string {
-	if m.browser == nil && (m.w < minWidth || m.h < minHeight) {
-		return tooSmallFor(m.w, m.h, minWidth, minHeight)
-	}
 	if m.browser != nil {
-		return m.browser.render()
+		return m.browser.render() // its own least size
+	}
+	if m.w < minWidth || m.h < minHeight {
+		return tooSmallFor(m.w, m.h, minWidth, minHeight)
 	}
 	var b strings.Builder
 	b.WriteString(fit(m.header(), m.w))

@@ -321,8 +321,8 @@ func (p *statePane) readAll(src rowSource) ([]pageRow, error) {
 
 // sortRows returns rows sorted stably by by (sortKey, sortValue or
 // sortChanged; rows as they are otherwise). Each row's sort key is made
-// once: comparing with compareValues prints a value that is not a number
-// at every comparison, and a sort of 100k keys took over a second.
+// once: comparing the values themselves printed a value that is not a
+// number at every comparison, and a sort of 100k keys took over a second.
 func sortRows(rows []pageRow, by int) []pageRow {
 	order := make([]rowOrder, len(rows))
 	for i, r := range rows {
@@ -338,23 +338,22 @@ func sortRows(rows []pageRow, by int) []pageRow {
 		}
 		order[i] = o
 	}
-	// By the rows' indexes last: the unstable sort, faster, gives the
-	// stable order.
-	switch by {
-	case sortKey:
-		slices.SortFunc(order, func(x, y rowOrder) int {
-			if c := x.a.compare(y.a); c != 0 {
-				return c
+	// The changed rows first, then a (values largest first), then the
+	// tie, then the rows' indexes: the unstable sort, faster, gives the
+	// stable order. What a sort does not set is alike in every row.
+	desc := by == sortValue
+	slices.SortFunc(order, func(x, y rowOrder) int {
+		if c := y.changed - x.changed; c != 0 {
+			return c
+		}
+		if c := x.a.compare(y.a); c != 0 {
+			if desc {
+				return -c
 			}
-			return cmp.Or(strings.Compare(x.tie, y.tie), cmp.Compare(x.i, y.i))
-		})
-	case sortValue:
-		slices.SortFunc(order, func(x, y rowOrder) int { return cmp.Or(y.a.compare(x.a), cmp.Compare(x.i, y.i)) })
-	case sortChanged:
-		slices.SortFunc(order, func(x, y rowOrder) int {
-			return cmp.Or(y.changed-x.changed, x.a.compare(y.a), cmp.Compare(x.i, y.i))
-		})
-	}
+			return c
+		}
+		return cmp.Or(strings.Compare(x.tie, y.tie), cmp.Compare(x.i, y.i))
+	})
 	sorted := make([]pageRow, len(rows))
 	for i, o := range order {
 		sorted[i] = rows[o.i]
@@ -362,8 +361,7 @@ func sortRows(rows []pageRow, by int) []pageRow {
 	return sorted
 }
 
-// rowOrder is what sortRows sorts a row by: its key or value as
-// compareValues orders it (a), the changed rows first (changed), and the
+// rowOrder is what sortRows sorts a row by: its key or value (a), the changed rows first (changed), and the
 // row's first cells for keys that print alike (tie); then its index among
 // the rows (i).
 type rowOrder struct {
@@ -373,7 +371,7 @@ type rowOrder struct {
 	tie     string
 }
 
-// valueOrder is a value as compareValues orders it: numbers by value,
+// valueOrder is a value as the state table sorts it: numbers by value,
 // before the rest by their text.
 type valueOrder struct {
 	num   float64
@@ -388,7 +386,7 @@ func orderOf(v any) valueOrder {
 	return valueOrder{text: show(v)}
 }
 
-// compare is compareValues of the values x and y are of.
+// compare orders the values x and y are of.
 func (x valueOrder) compare(y valueOrder) int {
 	switch {
 	case x.isNum && y.isNum:
@@ -406,22 +404,6 @@ func boolRank(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-// compareValues orders dynamic values: numbers by value, the rest by their
-// text.
-func compareValues(a, b any) int {
-	fa, oka := number(a)
-	fb, okb := number(b)
-	switch {
-	case oka && okb:
-		return cmp.Compare(fa, fb)
-	case oka:
-		return -1
-	case okb:
-		return 1
-	}
-	return strings.Compare(show(a), show(b))
 }
 
 func number(v any) (float64, bool) {

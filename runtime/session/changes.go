@@ -475,9 +475,12 @@ func (h *history) truncate(pos int64) {
 			h.log = h.log[:len(h.log)-1]
 			// An entry left without revisions keeps its place in the
 			// order (an empty history), so it is never listed twice.
-			if r := he.rec; h.live(he) && r != nil && len(he.revs()) > 0 && r.revs[len(r.revs)-1].Position > pos {
-				r.revs[len(r.revs)-1] = Revision{}
-				r.revs = r.revs[:len(r.revs)-1]
+			if r := he.rec; h.live(he) && r != nil {
+				r.inOrder() // the newest last
+				if n := len(r.revs); n > 0 && r.revs[n-1].Position > pos {
+					r.revs[n-1] = Revision{}
+					r.revs = r.revs[:n-1]
+				}
 			}
 		}
 		return
