@@ -585,7 +585,7 @@ func (c *compiler) compile1(x *xexpr) (node, vtype, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		return &inNode{a: a, not: x.not, list: list}, tBool, nil
+		return &inNode{a: tuple1Key(x.args[0], a), not: x.not, list: list}, tBool, nil
 	case xBetween:
 		a, ta, err := c.compile(x.args[0])
 		if err != nil {
@@ -595,7 +595,7 @@ func (c *compiler) compile1(x *xexpr) (node, vtype, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		return &betweenNode{a: a, not: x.not, lo: bounds[0], hi: bounds[1]}, tBool, nil
+		return &betweenNode{a: tuple1Key(x.args[0], a), not: x.not, lo: bounds[0], hi: bounds[1]}, tBool, nil
 	case xCall:
 		return c.compileCall(x)
 	}
@@ -641,45 +641,83 @@ func needBool(x *xexpr, t vtype) error {
 	return nil
 }
 
-// comparable checks that two operands compare, and turns a constant string
-// compared with a time into a time once, so each row does not parse it.
+// comparable checks that two operands compare, and reads a constant
+// string compared with a time as a time once, so each row does not parse
+// it, and one compared with a number as that number: `subtask = '1'` is
+// `subtask = 1`, and against a value of any type it is a numStr. A string
+// that is no number compared with a number column is an error.
 func (c *compiler) comparable(op, xa *xexpr, a node, ta vtype, xb *xexpr, b node, tb vtype) (node, node, error) {
-	if !comparableTypes(ta, tb) {
-		return nil, nil, errorf(op.pos, "type mismatch: cannot compare %s (%s) with %s (%s)", xa, ta, xb, tb)
-	}
-	conv := func(x *xexpr, n node, other vtype) (node, error) {
+	conv := func(x *xexpr, n node, t, other vtype) (node, vtype, error) {
 		k, ok := n.(constNode)
 		if !ok {
-			return n, nil
+			return n, t, nil
 		}
 		s, ok := k.v.(string)
 		if !ok {
-			return n, nil
+			return n, t, nil
 		}
-		switch other {
-		case tTime:
+		switch {
+		case other == tTime:
 			t, ok := parseTime(s)
 			if !ok {
-				return nil, errorf(x.pos, "type mismatch: %s is not a time", x).hint("write times as RFC 3339, e.g. '2024-05-01T12:00:00Z'")
+				return nil, 0, errorf(x.pos, "type mismatch: %s is not a time", x).hint("write times as RFC 3339, e.g. '2024-05-01T12:00:00Z'")
 			}
-			return constNode{t}, nil
-		case tBytes:
+			return constNode{t}, tTime, nil
+		case other == tBytes:
 			h, ok := parseHex(s)
 			if !ok {
-				return nil, errorf(x.pos, "type mismatch: %s is not bytes", x).hint("write bytes as '0x' and hex digits")
+				return nil, 0, errorf(x.pos, "type mismatch: %s is not bytes", x).hint("write bytes as '0x' and hex digits")
 			}
-			return constNode{h}, nil
+			return constNode{h}, tBytes, nil
+		case other.numeric():
+			v, ok := state.ParseNumber(s)
+			if !ok {
+				return nil, 0, errorf(op.pos, "type mismatch: cannot compare %s (%s) with %s (%s)", xa, ta, xb, tb).hint("%s is not a number", x)
+			}
+			return constNode{v}, typeOf(v), nil
+		case other == tAny:
+			if v, ok := state.ParseNumber(s); ok {
+				return constNode{numStr{s: s, n: v}}, tAny, nil
+			}
 		}
-		return n, nil
+		return n, t, nil
+	}
+	if !comparableTypes(ta, tb) && !(ta.numeric() && tb == tString) && !(ta == tString && tb.numeric()) {
+		return nil, nil, errorf(op.pos, "type mismatch: cannot compare %s (%s) with %s (%s)", xa, ta, xb, tb)
 	}
 	var err error
-	if a, err = conv(xa, a, tb); err != nil {
+	ta0, tb0 := ta, tb
+	if a, ta, err = conv(xa, a, ta0, tb0); err != nil {
 		return nil, nil, err
 	}
-	if b, err = conv(xb, b, ta); err != nil {
+	if b, tb, err = conv(xb, b, tb0, ta0); err != nil {
 		return nil, nil, err
 	}
-	return a, b, nil
+	if !comparableTypes(ta, tb) {
+		return nil, nil, errorf(op.pos, "type mismatch: cannot compare %s (%s) with %s (%s)", xa, ta0, xb, tb0)
+	}
+	return tuple1Key(xa, a), tuple1Key(xb, b), nil
+}
+
+// tuple1Key makes the key column compare as its one field when it is a
+// Flink Tuple1 (a list of one element, as keyBy(0) keys are): `key = 3`
+// finds the key (3), as `key[0] = 3` does. A key of any other shape is
+// itself.
+func tuple1Key(x *xexpr, n node) node {
+	if x.kind != xCol || !strings.EqualFold(x.name, "key") {
+		return n
+	}
+	return tuple1Node{n}
+}
+
+type tuple1Node struct{ a node }
+
+func (n tuple1Node) eval(c *evalCtx) (any, error) {
+	v, err := n.a.eval(c)
+	if l, ok := v.([]any); ok && len(l) == 1 {
+		return l[0], err
+	}
+	return v, err
 }
 
 func (c *compiler) compileCall(x *xexpr) (node, vtype, error) {

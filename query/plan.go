@@ -258,13 +258,32 @@ func (p *program) pushdown() pushdown {
 		}
 		if prev, seen := pd.values[col]; seen {
 			vals = slices.DeleteFunc(vals, func(v any) bool {
-				return !slices.ContainsFunc(prev, func(w any) bool { r, ok := compare(v, w); return ok && r == 0 })
+				return !slices.ContainsFunc(prev, func(w any) bool { return mayEqual(v, w) })
 			})
 		}
 		pd.values[col] = vals
 		pd.text[col] = append(pd.text[col], x.String())
 	}
 	return pd
+}
+
+// mayEqual reports whether one value could equal both constants v and w:
+// when they are equal, or when both read as the same number (the int64 3
+// equals '3' and '3.0', which differ as strings; see numStr).
+func mayEqual(v, w any) bool {
+	if r, ok := compare(v, w); ok && r == 0 {
+		return true
+	}
+	asNumber := func(x any) any {
+		if s, ok := x.(string); ok {
+			if n, ok := state.ParseNumber(s); ok {
+				return n
+			}
+		}
+		return x
+	}
+	r, ok := compare(asNumber(v), asNumber(w))
+	return ok && r == 0
 }
 
 // pinned recognises `col = const`, `const = col` and `col IN (consts)`,

@@ -40,6 +40,10 @@ type bval struct {
 	f    float64
 	s    []byte
 	b    bool
+	// nk is, for a string constant that reads as a number
+	// (state.ParseNumber), the kind of that number (in i or f), which it
+	// compares as with a number (numStr); bNull otherwise.
+	nk bkind
 }
 
 // rawEntry is what a byte predicate reads of an entry, passed by value:
@@ -418,6 +422,12 @@ func compileBytes(x *xexpr, m state.StateMeta) bexpr {
 			v = bval{kind: bFloat, f: l}
 		case string:
 			v = bval{kind: bStr, s: []byte(l)}
+			switch n, _ := state.ParseNumber(l); n := n.(type) {
+			case int64:
+				v.nk, v.i = bInt, n
+			case float64:
+				v.nk, v.f = bFloat, n
+			}
 		case bool:
 			v = bval{kind: bBool, b: l}
 		case nil:
@@ -584,6 +594,12 @@ func cmpResult(op string, c int) bool {
 
 // bcompare is compare for unboxed values.
 func bcompare(a, b bval) (int, bool) {
+	if b.nk != bNull && (a.kind == bInt || a.kind == bFloat) {
+		b.kind = b.nk
+	}
+	if a.nk != bNull && (b.kind == bInt || b.kind == bFloat) {
+		a.kind = a.nk
+	}
 	switch a.kind {
 	case bInt:
 		switch b.kind {

@@ -98,6 +98,12 @@ func comparableTypes(a, b vtype) bool {
 // RFC 3339 string, bytes with a "0x..." string.
 func compare(a, b any) (c int, ok bool) {
 	a, b = scalarOf(a), scalarOf(b)
+	if x, ok := b.(numStr); ok {
+		b = x.against(a)
+	}
+	if x, ok := a.(numStr); ok {
+		a = x.against(b)
+	}
 	switch x := a.(type) {
 	case state.Decimal:
 		return compareDecimal(x, b)
@@ -148,6 +154,26 @@ func compare(a, b any) (c int, ok bool) {
 		return compareBytes(x, b)
 	}
 	return 0, false
+}
+
+// numStr is a string constant that reads as a number (state.ParseNumber),
+// compared with a value whose type is known only row by row (key, value,
+// paths into them): against a number it is that number, against anything
+// else its text. So `value = '3'` finds the int64 3 as Flink SQL, casting
+// '3' to a BIGINT column's type, would, and still finds the string "3".
+// Only constants are read so: a string value of a row never compares as a
+// number.
+type numStr struct {
+	s string
+	n any // int64 or float64
+}
+
+func (x numStr) against(other any) any {
+	switch other.(type) {
+	case int64, float64, state.Decimal:
+		return x.n
+	}
+	return x.s
 }
 
 // scalarOf is the field of a one-field row, so that a Flink SQL key of one

@@ -32,8 +32,20 @@ func TestCompare(t *testing.T) {
 		{state.Hex{0xff}, "0xFF", 0, true},
 		{"0x00", []byte{1}, -1, true},
 		{nil, int64(1), 0, false},
-		{int64(1), "1", 0, false},
+		{int64(1), "1", 0, false}, // a row's string never compares as a number
+		{"1", int64(1), 0, false},
 		{[]any{}, []any{}, 0, false},
+		// A constant that reads as a number: that number against numbers,
+		// its text against strings.
+		{int64(3), numStr{"3", int64(3)}, 0, true},
+		{numStr{"10", int64(10)}, int64(9), 1, true},
+		{2.5, numStr{"2.50", 2.5}, 0, true},
+		{state.Decimal("12.30"), numStr{"12.3", 12.3}, 0, true},
+		{"3", numStr{"3", int64(3)}, 0, true},
+		{"3.0", numStr{"3", int64(3)}, 1, true},
+		{numStr{"10", int64(10)}, "9", -1, true},
+		{true, numStr{"1", int64(1)}, 0, false},
+		{nil, numStr{"1", int64(1)}, 0, false},
 	} {
 		got, ok := compare(tc.a, tc.b)
 		if got != tc.want || ok != tc.ok {
@@ -329,5 +341,28 @@ func TestTableStreams(t *testing.T) {
 	}
 	if got := lines[2]; got != "k0      0" { // widths of the first rows: 4 and 3
 		t.Fatalf("first row %q", got)
+	}
+}
+
+// TestMayEqual: two pinned constants of one column keep a value when some
+// key could equal both (the pushdown intersects them so).
+func TestMayEqual(t *testing.T) {
+	for _, tc := range []struct {
+		v, w any
+		want bool
+	}{
+		{"3", int64(3), true},
+		{"3", "3.0", true},
+		{" 3", 3.0, true},
+		{"3", "4", false},
+		{"a", "a", true},
+		{"a", "b", false},
+		{int64(3), 3.0, true},
+		{"x", int64(0), false},
+		{"0x10", int64(16), false},
+	} {
+		if got := mayEqual(tc.v, tc.w); got != tc.want {
+			t.Errorf("mayEqual(%#v, %#v) = %v, want %v", tc.v, tc.w, got, tc.want)
+		}
 	}
 }

@@ -35,6 +35,7 @@ func prefilterSavepoint(t *testing.T) *savepoint.Savepoint {
 		{StateName: "strs", Scope: state.ScopeKeyed, Kind: state.KindValue, KeyType: "string", NamespaceType: "void", ValueType: "string"},
 		{StateName: "bools", Scope: state.ScopeKeyed, Kind: state.KindValue, KeyType: "string", NamespaceType: "void", ValueType: "bool"},
 		{StateName: "json", Scope: state.ScopeKeyed, Kind: state.KindValue, KeyType: "string", NamespaceType: "void", ValueType: "json:x"},
+		{StateName: "numstrs", Scope: state.ScopeKeyed, Kind: state.KindValue, KeyType: "string", NamespaceType: "void", ValueType: "string"},
 	}
 	byKG := map[int][]state.Entry{}
 	for i := range 200 {
@@ -49,6 +50,9 @@ func prefilterSavepoint(t *testing.T) *savepoint.Savepoint {
 			state.Entry{State: "floats", KeyGroup: kg, Key: key, Value: state.Float64.Append(nil, float64(i)/4-20)},
 			state.Entry{State: "ints", KeyGroup: kg, Key: key, Value: iv},
 			state.Entry{State: "json", KeyGroup: kg, Key: key, Value: []byte(fmt.Sprintf(`{"n":%d}`, i))},
+			// Strings that read as numbers: a row's string never compares
+			// as a number, only a constant's does.
+			state.Entry{State: "numstrs", KeyGroup: kg, Key: key, Value: []byte([]string{"3", " 4", "5.0", "-7", "x"}[i%5])},
 			state.Entry{State: "strs", KeyGroup: kg, Key: key, Value: []byte(fmt.Sprintf("s%d", i%10))})
 	}
 	for kg := range byKG {
@@ -117,6 +121,21 @@ func TestPrefilterChangesNoResult(t *testing.T) {
 		"value.n > 190",
 		"value > 5 OR key = 'k001'",
 		"NOT value > 5",
+		// String constants that read as numbers compare with numbers as
+		// numbers, with strings as strings.
+		"value = '3'",
+		"value > '10'",
+		"value <= ' -20.5 '",
+		"value = '1e1'",
+		"value IN ('1', 2, '-7.0')",
+		"value NOT IN ('1', '5.0')",
+		"value BETWEEN '-3' AND ' 9'",
+		"value + 1 = '4'",
+		"'5' < value",
+		"value = 3 OR value = -7",
+		"value = 'x' OR value = '0x10'",
+		"key_group = '3'",
+		"key_group IN ('1', 2)",
 	}
 	ctx := context.Background()
 	for _, w := range queries {

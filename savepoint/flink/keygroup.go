@@ -10,7 +10,9 @@ import (
 // KeyGroupOf returns the key group of a key literal for one keyed state:
 // Flink's murmur hash of the key's Java hashCode, modulo the operator's max
 // parallelism. Only keys whose hashCode is reproducible are supported:
-// Long, Integer, Short, Byte, Boolean, String and Tuples of those.
+// Long, Integer, Short, Byte, Boolean, String and Tuples of those. A
+// numeric key's literal may be a string that reads as its number, and a
+// Tuple1 key's its one field.
 func (sp *Savepoint) KeyGroupOf(meta state.StateMeta, key any) (int, bool) {
 	for _, op := range sp.md.operators {
 		if op.id != meta.OperatorID || op.maxParallelism <= 0 {
@@ -39,16 +41,16 @@ func (sp *Savepoint) KeyGroupOf(meta state.StateMeta, key any) (int, bool) {
 func javaHashCode(s serializer, v any) (int32, bool) {
 	switch s {
 	case longSer:
-		x, ok := v.(int64)
+		x, ok := state.IntLiteral(v)
 		return int32(x ^ int64(uint64(x)>>32)), ok
 	case intSer:
-		x, ok := v.(int64)
+		x, ok := state.IntLiteral(v)
 		return int32(x), ok && x >= math.MinInt32 && x <= math.MaxInt32
 	case shortSer:
-		x, ok := v.(int64)
+		x, ok := state.IntLiteral(v)
 		return int32(x), ok && x >= math.MinInt16 && x <= math.MaxInt16
 	case byteSer:
-		x, ok := v.(int64)
+		x, ok := state.IntLiteral(v)
 		return int32(x), ok && x >= math.MinInt8 && x <= math.MaxInt8
 	case boolSer:
 		x, ok := v.(bool)
@@ -69,6 +71,9 @@ func javaHashCode(s serializer, v any) (int32, bool) {
 	}
 	if t, ok := s.(*tupleSer); ok {
 		fields, ok := v.([]any)
+		if !ok && len(t.fields) == 1 {
+			fields, ok = []any{v}, true // a scalar literal for a Tuple1 key (key = 3)
+		}
 		if !ok || len(fields) != len(t.fields) {
 			return 0, false
 		}

@@ -510,16 +510,16 @@ func (sp *Savepoint) keyedEntries(f keyedFile, scan state.KeyedScan, want func(*
 func encodeKey(s serializer, v any) ([]byte, bool) {
 	switch s {
 	case longSer:
-		x, ok := v.(int64)
+		x, ok := state.IntLiteral(v)
 		return binary.BigEndian.AppendUint64(nil, uint64(x)), ok
 	case intSer:
-		x, ok := v.(int64)
+		x, ok := state.IntLiteral(v)
 		return binary.BigEndian.AppendUint32(nil, uint32(int32(x))), ok && x == int64(int32(x))
 	case shortSer:
-		x, ok := v.(int64)
+		x, ok := state.IntLiteral(v)
 		return binary.BigEndian.AppendUint16(nil, uint16(int16(x))), ok && x == int64(int16(x))
 	case byteSer:
-		x, ok := v.(int64)
+		x, ok := state.IntLiteral(v)
 		return []byte{byte(int8(x))}, ok && x == int64(int8(x))
 	case boolSer:
 		x, ok := v.(bool)

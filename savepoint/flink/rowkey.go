@@ -102,6 +102,16 @@ func encodeKeyRow(l *rowLayout, literal any) ([]byte, bool) {
 
 func encodeKeyField(b []byte, slot int, t *ltype, v any) ([]byte, bool) {
 	le := binary.LittleEndian
+	if s, ok := v.(string); ok && numericRoot(t.root) {
+		// A string that reads as a number compares with a numeric field
+		// as that number (a query's numStr). A DECIMAL reads strings
+		// exactly itself (decimalRat).
+		n, ok := state.ParseNumber(s)
+		if !ok {
+			return nil, false
+		}
+		v = n
+	}
 	i, isInt := v.(int64)
 	if f, isFloat := v.(float64); isFloat && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
 		i, isInt = int64(f), true
@@ -249,4 +259,14 @@ func parseSQLTimestamp(s string) (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// numericRoot reports whether values of a type of root t are int64 or
+// float64 numbers to a query.
+func numericRoot(t typeRoot) bool {
+	switch t {
+	case rootTinyint, rootSmallint, rootInteger, rootBigint, rootFloat, rootDouble:
+		return true
+	}
+	return false
 }

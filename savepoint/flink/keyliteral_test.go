@@ -1,0 +1,93 @@
+package flink
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"slices"
+	"strings"
+	"testing"
+
+	"streamdbg/query"
+	"streamdbg/state"
+)
+
+// noKeyPushdown hides the key groups and keys a plan pushed down: every entry
+// reaches the evaluator.
+type noKeyPushdown struct{ *Savepoint }
+
+func (c noKeyPushdown) Keyed(scan state.KeyedScan) iter.Seq2[state.KeyedRow, error] {
+	scan.KeyGroups, scan.Keys = nil, nil
+	return c.Savepoint.Keyed(scan)
+}
+
+// TestKeyLiteralForms queries the Tuple1<Long> keys of the udf samples as
+// a Flink user writes them: `key = 3` (the tuple's one field), `key = '3'`
+// and `key = ' 3.0 '` (a string that reads as the number) find the same
+// rows as `key[0] = 3`, read from the key's one key group (the README's:
+// key 3 in group 1, keys 0 and 1 in group 2, key 2 in group 3), and the
+// same rows with nothing pushed down. A string that is no number finds
+// none.
+func TestKeyLiteralForms(t *testing.T) {
+	groups := map[int]string{0: "2", 1: "2", 2: "3", 3: "1"}
+	for _, name := range []string{"udf-flink1.20-hashmap-savepoint", "udf-flink2.0-rocksdb-savepoint", "udf-flink1.20-rocksdb-savepoint-native"} {
+		t.Run(name, func(t *testing.T) {
+			sp := openSample(t, name)
+			run := func(cat query.Catalog, where string) []string {
+				t.Helper()
+				q := "SELECT operator_id, state_name, key_group, value FROM keyed_state WHERE state_name = 'state-name' AND " + where
+				rows, err := query.RunText(context.Background(), cat, q)
+				if err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+				var out []string
+				for r, err := range rows.All() {
+					if err != nil {
+						t.Fatalf("%s: %v", q, err)
+					}
+					out = append(out, fmt.Sprint(r))
+				}
+				slices.Sort(out)
+				return out
+			}
+			for k := range 4 {
+				want := run(sp, fmt.Sprintf("key[0] = %d", k))
+				// Four operators hold key (k) in state-name, each with
+				// the value k.
+				if len(want) != 4 {
+					t.Fatalf("key[0] = %d: %d rows, want 4: %v", k, len(want), want)
+				}
+				for _, r := range want {
+					if !strings.HasSuffix(r, fmt.Sprintf(" %s %d]", groups[k], k)) {
+						t.Fatalf("key[0] = %d: row %s, want key group %s and value %d", k, r, groups[k], k)
+					}
+				}
+				for _, lit := range []string{fmt.Sprint(k), fmt.Sprintf("'%d'", k), fmt.Sprintf("' %d.0 '", k), fmt.Sprintf("%d.0", k)} {
+					where := "key = " + lit
+					if got := run(sp, where); !slices.Equal(got, want) {
+						t.Errorf("%s: %v, want %v", where, got, want)
+					}
+					if got := run(noKeyPushdown{sp}, where); !slices.Equal(got, want) {
+						t.Errorf("%s, nothing pushed down: %v, want %v", where, got, want)
+					}
+					q, err := query.Parse("SELECT value FROM keyed_state WHERE state_name = 'state-name' AND " + where)
+					if err != nil {
+						t.Fatal(err)
+					}
+					plan, err := query.Explain(sp, q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if n := strings.Count(plan, "key groups: "+groups[k]+"\n"); n != 4 {
+						t.Errorf("%s: %d of 4 states read key group %s alone:\n%s", where, n, groups[k], plan)
+					}
+				}
+			}
+			for _, where := range []string{"key = 'x'", "key = '3x'", "key = 3.5"} {
+				if got := run(sp, where); len(got) != 0 {
+					t.Errorf("%s: %v, want no rows", where, got)
+				}
+			}
+		})
+	}
+}
