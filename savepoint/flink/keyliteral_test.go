@@ -91,3 +91,47 @@ func TestKeyLiteralForms(t *testing.T) {
 		})
 	}
 }
+
+// TestKeyLiteralFormsSQL: a Flink SQL key of one BIGINT column (ROW<e
+// BIGINT>) is found by 2, '2' and ' 2.0' alike, reading its key group
+// alone (93: the group the rows of key 2 are in, every entry read). The sample holds 15
+// rows of key 2 over its keyed states.
+func TestKeyLiteralFormsSQL(t *testing.T) {
+	sp := openSample(t, "sql/stream-exec-group-aggregate_1__group-aggregate-udf-with-merge/savepoint")
+	count := func(cat query.Catalog, where string) (n int64, kgs []int64) {
+		t.Helper()
+		rows, err := query.RunText(context.Background(), cat, "SELECT key_group FROM keyed_state WHERE "+where)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r, err := range rows.All() {
+			if err != nil {
+				t.Fatal(err)
+			}
+			n++
+			kgs = append(kgs, r[0].(int64))
+		}
+		slices.Sort(kgs)
+		return n, slices.Compact(kgs)
+	}
+	wantN, wantKGs := count(noKeyPushdown{sp}, "key = 2")
+	if wantN != 15 || !slices.Equal(wantKGs, []int64{93}) {
+		t.Fatalf("key = 2, every entry read: %d rows in key groups %v, want 15 in [93]", wantN, wantKGs)
+	}
+	for _, where := range []string{"key = 2", "key = '2'", "key = ' 2.0'"} {
+		if n, _ := count(sp, where); n != wantN {
+			t.Errorf("%s: %d rows, want %d", where, n, wantN)
+		}
+		q, err := query.Parse("SELECT count(*) FROM keyed_state WHERE " + where)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := query.Explain(sp, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(plan, "key groups: all") || !strings.Contains(plan, "key groups: 93\n") {
+			t.Errorf("%s: not read from key group 93 alone:\n%s", where, plan)
+		}
+	}
+}
