@@ -144,6 +144,12 @@ func (n *fieldNode) step(v any) any {
 		return f
 	case state.Pairs:
 		return pairsLookup(x, n.name)
+	case []any:
+		// A Flink Tuple decodes to a list: value.f1 is its field f1, as
+		// in Java.
+		if i, ok := state.TupleField(n.name); ok && i < len(x) {
+			return x[i]
+		}
 	}
 	return nil
 }

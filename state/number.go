@@ -87,3 +87,17 @@ func leadingDigits(s string) int {
 	}
 	return n
 }
+
+// TupleField is the index a Flink Tuple's field name stands for: "f0" is
+// 0, "f12" 12 (Java's Tuple fields, f0 to f24). ok is false for any other
+// name ("f01", "f", "x").
+func TupleField(name string) (int, bool) {
+	if len(name) < 2 || name[0] != 'f' || len(name) > 3 || name[1] == '0' && len(name) > 2 {
+		return 0, false
+	}
+	i, err := strconv.Atoi(name[1:])
+	if err != nil || i < 0 {
+		return 0, false
+	}
+	return i, true
+}

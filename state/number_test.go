@@ -97,3 +97,16 @@ func TestEncodeKeyLiteralNumericStrings(t *testing.T) {
 		}
 	}
 }
+
+func TestTupleField(t *testing.T) {
+	for name, want := range map[string]int{"f0": 0, "f1": 1, "f9": 9, "f10": 10, "f24": 24, "f99": 99} {
+		if got, ok := TupleField(name); !ok || got != want {
+			t.Errorf("TupleField(%q) = %d, %v; want %d", name, got, ok, want)
+		}
+	}
+	for _, name := range []string{"", "f", "f01", "f00", "g0", "F0", "f-1", "f1x", "f100", "x"} {
+		if got, ok := TupleField(name); ok {
+			t.Errorf("TupleField(%q) = %d, true; want not a field", name, got)
+		}
+	}
+}

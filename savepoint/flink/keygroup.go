@@ -70,11 +70,8 @@ func javaHashCode(s serializer, v any) (int32, bool) {
 		return rowHashCode(b), true
 	}
 	if t, ok := s.(*tupleSer); ok {
-		fields, ok := v.([]any)
-		if !ok && len(t.fields) == 1 {
-			fields, ok = []any{v}, true // a scalar literal for a Tuple1 key (key = 3)
-		}
-		if !ok || len(fields) != len(t.fields) {
+		fields, ok := tupleLiteral(len(t.fields), v)
+		if !ok {
 			return 0, false
 		}
 		// Flink's TupleN.hashCode: h = 31*h + hash(field), from f0 on.
@@ -108,4 +105,31 @@ func stringHashCode(s string) int32 {
 		h = 31*h + int32(r)
 	}
 	return h
+}
+
+// tupleLiteral is a key literal as the fields of a Flink TupleN key: a list
+// of n values, an object of the n fields by their names (key.f0 = 1 AND
+// key.f1 = 'x' pins one), or for a Tuple1 the field's own value (key = 3).
+func tupleLiteral(n int, v any) ([]any, bool) {
+	switch x := v.(type) {
+	case []any:
+		return x, len(x) == n
+	case map[string]any:
+		if len(x) != n {
+			return nil, false
+		}
+		fields := make([]any, n)
+		for name, f := range x {
+			i, ok := state.TupleField(name)
+			if !ok || i >= n {
+				return nil, false
+			}
+			fields[i] = f
+		}
+		return fields, true
+	}
+	if n == 1 {
+		return []any{v}, true
+	}
+	return nil, false
 }

@@ -22,8 +22,9 @@ func (c noKeyPushdown) Keyed(scan state.KeyedScan) iter.Seq2[state.KeyedRow, err
 }
 
 // TestKeyLiteralForms queries the Tuple1<Long> keys of the udf samples as
-// a Flink user writes them: `key = 3` (the tuple's one field), `key = '3'`
-// and `key = ' 3.0 '` (a string that reads as the number) find the same
+// a Flink user writes them: `key = 3` (the tuple's one field), `key.f0 =
+// 3` (the field by its Java name), `key = '3'` and `key = ' 3.0 '` (a
+// string that reads as the number) find the same
 // rows as `key[0] = 3`, read from the key's one key group (the README's:
 // key 3 in group 1, keys 0 and 1 in group 2, key 2 in group 3), and the
 // same rows with nothing pushed down. A string that is no number finds
@@ -62,8 +63,8 @@ func TestKeyLiteralForms(t *testing.T) {
 						t.Fatalf("key[0] = %d: row %s, want key group %s and value %d", k, r, groups[k], k)
 					}
 				}
-				for _, lit := range []string{fmt.Sprint(k), fmt.Sprintf("'%d'", k), fmt.Sprintf("' %d.0 '", k), fmt.Sprintf("%d.0", k)} {
-					where := "key = " + lit
+				for _, where := range []string{fmt.Sprintf("key = %d", k), fmt.Sprintf("key = '%d'", k), fmt.Sprintf("key = ' %d.0 '", k),
+					fmt.Sprintf("key = %d.0", k), fmt.Sprintf("key.f0 = %d", k), fmt.Sprintf("key.f0 = '%d'", k)} {
 					if got := run(sp, where); !slices.Equal(got, want) {
 						t.Errorf("%s: %v, want %v", where, got, want)
 					}
@@ -83,7 +84,7 @@ func TestKeyLiteralForms(t *testing.T) {
 					}
 				}
 			}
-			for _, where := range []string{"key = 'x'", "key = '3x'", "key = 3.5"} {
+			for _, where := range []string{"key = 'x'", "key = '3x'", "key = 3.5", "key.f1 = 3", "key.f00 = 3"} {
 				if got := run(sp, where); len(got) != 0 {
 					t.Errorf("%s: %v, want no rows", where, got)
 				}
@@ -132,6 +133,45 @@ func TestKeyLiteralFormsSQL(t *testing.T) {
 		}
 		if strings.Contains(plan, "key groups: all") || !strings.Contains(plan, "key groups: 93\n") {
 			t.Errorf("%s: not read from key group 93 alone:\n%s", where, plan)
+		}
+	}
+}
+
+// TestTupleKeyLiterals: a Tuple2<Long, String> key's hashCode (Java's:
+// 31*f0.hashCode() + f1.hashCode(), Long 1 → 1, "x" → 120, so 151) and
+// bytes from its literal as a list, as an object of f0 and f1 (key.f0 = 1
+// AND key.f1 = 'x'), and with f0 as a numeric string; anything else is no
+// key of that type.
+func TestTupleKeyLiterals(t *testing.T) {
+	ser := &tupleSer{class: "org.apache.flink.api.java.tuple.Tuple2", fields: []serializer{longSer, stringSer}}
+	wantBytes := append([]byte{0, 0, 0, 0, 0, 0, 0, 1}, 2, 'x') // Long big-endian, then the string's length+1 and its char
+	for _, lit := range []any{
+		[]any{int64(1), "x"},
+		map[string]any{"f0": int64(1), "f1": "x"},
+		map[string]any{"f1": "x", "f0": "1"},
+	} {
+		h, ok := javaHashCode(ser, lit)
+		if !ok || h != 151 {
+			t.Errorf("javaHashCode(%v) = %d, %v; want 151", lit, h, ok)
+		}
+		b, ok := encodeKey(ser, lit)
+		if !ok || string(b) != string(wantBytes) {
+			t.Errorf("encodeKey(%v) = %v, %v; want %v", lit, b, ok, wantBytes)
+		}
+	}
+	for _, lit := range []any{
+		int64(1),
+		[]any{int64(1)},
+		map[string]any{"f0": int64(1)},
+		map[string]any{"f0": int64(1), "f2": "x"},
+		map[string]any{"f0": int64(1), "b": "x"},
+		[]any{"one", "x"},
+	} {
+		if h, ok := javaHashCode(ser, lit); ok {
+			t.Errorf("javaHashCode(%v) = %d, true; want no key", lit, h)
+		}
+		if b, ok := encodeKey(ser, lit); ok {
+			t.Errorf("encodeKey(%v) = %v, true; want no key", lit, b)
 		}
 	}
 }

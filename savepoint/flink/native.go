@@ -540,14 +540,8 @@ func encodeKey(s serializer, v any) ([]byte, bool) {
 		return b, true
 	}
 	if t, ok := s.(*tupleSer); ok {
-		fields, ok := v.([]any)
+		fields, ok := tupleLiteral(len(t.fields), v)
 		if !ok {
-			if len(t.fields) != 1 {
-				return nil, false
-			}
-			fields = []any{v}
-		}
-		if len(fields) != len(t.fields) {
 			return nil, false
 		}
 		var out []byte
