@@ -265,3 +265,58 @@ func TestInterruptWritesSavepoint(t *testing.T) {
 		}
 	}
 }
+
+// Every command that takes a savepoint directory takes its _metadata file
+// too, as `flink run -s` does: the same output as for the directory.
+// (Before: "lstat …/_metadata/_metadata: not a directory".)
+func TestMetadataFileNamesItsSavepoint(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sp")
+	if code, _, errs := cmd(t, "run", "wordcount", "--steps", "30", "--savepoint", dir); code != 0 {
+		t.Fatalf("run: %s", errs)
+	}
+	md := filepath.Join(dir, "_metadata")
+	other := filepath.Join(t.TempDir(), "sp2")
+	if code, _, errs := cmd(t, "run", "wordcount", "--steps", "40", "--savepoint", other); code != 0 {
+		t.Fatalf("run: %s", errs)
+	}
+	for _, args := range [][]string{
+		{"query", "%s", "SELECT key, value FROM keyed_state ORDER BY key"},
+		{"savepoint", "inspect", "%s"},
+		{"savepoint", "check", "%s", "wordcount"},
+		{"diff", "%s", other},
+		{"modify", "%s", "%o", "DELETE FROM \"count\".\"count\" WHERE key = 'flink'", "--dry-run"},
+		{"run", "wordcount", "--from-savepoint", "%s", "--steps", "5"},
+	} {
+		with := func(p string) []string {
+			out := make([]string, len(args))
+			for i, a := range args {
+				switch a {
+				case "%s":
+					a = p
+				case "%o":
+					a = filepath.Join(t.TempDir(), "out")
+				}
+				out[i] = a
+			}
+			return out
+		}
+		code, want, errs := cmd(t, with(dir)...)
+		if code != 0 || want == "" {
+			t.Fatalf("%v: exit %d, stdout %q: %s", with(dir), code, want, errs)
+		}
+		code, got, errs := cmd(t, with(md)...)
+		if code != 0 || got != want {
+			t.Errorf("%v: exit %d\n got %q\nwant %q\n%s", with(md), code, got, want, errs)
+		}
+	}
+	// A Flink savepoint's _metadata too.
+	flinkSP := filepath.Join("..", "shared", "flink-savepoints", "udf-flink1.20-hashmap-savepoint")
+	if _, err := os.Stat(flinkSP); err == nil {
+		q := "SELECT count(*) FROM keyed_state"
+		_, want, _ := cmd(t, "query", flinkSP, q)
+		code, got, errs := cmd(t, "query", filepath.Join(flinkSP, "_metadata"), q)
+		if code != 0 || got != want || !strings.Contains(want, "16") {
+			t.Errorf("Flink _metadata: exit %d, %q, want %q: %s", code, got, want, errs)
+		}
+	}
+}
