@@ -1,22 +1,9 @@
 package main
 
-import (
-	"os"
-	"path/filepath"
-)
+import "streamdbg/runtime/session"
 
-// savepointDir is the savepoint directory a path names: the path itself,
-// or the directory of a _metadata file named directly (as Flink's own
-// `flink run -s` takes either).
-func savepointDir(p string) string {
-	if filepath.Base(p) != "_metadata" {
-		return p
-	}
-	if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
-		return p
-	}
-	return filepath.Dir(p)
-}
+// savepointDir reads a savepoint argument (session.SavepointDir).
+func savepointDir(p string) string { return session.SavepointDir(p) }
 
 // The commands' AfterApply hooks (kong calls them once the arguments are
 // set) read every savepoint argument through savepointDir.

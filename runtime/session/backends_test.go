@@ -156,6 +156,13 @@ func TestSessionRestore(t *testing.T) {
 	if _, err := s.Execute(context.Background(), "restore /nonexistent"); !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "/nonexistent/_metadata") {
 		t.Fatalf("restoring a missing savepoint: %v", err)
 	}
+	// The savepoint's _metadata file names it too.
+	if _, err := s.RestoreDir(fs, "/sp/_metadata", session.RestoreOptions{}); err != nil || s.Position() != 300 {
+		t.Fatalf("restore from /sp/_metadata: %v, at record %d", err, s.Position())
+	}
+	if got := stateDump(t, s); got != at300 {
+		t.Fatalf("state after restore from /sp/_metadata differs from the savepoint's: %s", firstDiff(got, at300))
+	}
 }
 
 // TestWatchLast: a watch's last result is there as soon as it is added and

@@ -14,8 +14,10 @@ import (
 )
 
 // OpenCatalog opens a savepoint directory, ours or Apache Flink's, as a
-// catalog (for views that browse or compare savepoints).
+// catalog (for views that browse or compare savepoints); a path to its
+// _metadata file names it too (SavepointDir).
 func OpenCatalog(dir string) (state.Catalog, error) {
+	dir = SavepointDir(dir)
 	if flink.IsFlink(dir) {
 		return flink.Open(dir)
 	}

@@ -80,3 +80,16 @@ func withMetadataHint(dir string, err error) error {
 	out.Holders = holders
 	return out
 }
+
+// SavepointDir is the savepoint directory a path names: the path itself,
+// or the directory of a _metadata file named directly (as Flink's `flink
+// run -s` takes either).
+func SavepointDir(p string) string {
+	if filepath.Base(p) != "_metadata" {
+		return p
+	}
+	if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
+		return p
+	}
+	return filepath.Dir(p)
+}

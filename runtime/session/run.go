@@ -155,9 +155,15 @@ type RestoreOptions struct {
 	AllowNonRestoredState bool
 }
 
-// RestoreDir restores the savepoint in dir (ours) into the session. An
-// Apache Flink savepoint is refused with what can be done with it instead.
+// RestoreDir restores the savepoint in dir (ours; or named by its
+// _metadata file) into the session. An Apache Flink savepoint is refused
+// with what can be done with it instead.
 func (s *Session) RestoreDir(fs vfs.FS, dir string, o RestoreOptions) (*Stop, error) {
+	if fs.PathBase(dir) == "_metadata" {
+		if st, err := fs.Stat(dir); err == nil && st.Mode().IsRegular() {
+			dir = fs.PathDir(dir)
+		}
+	}
 	if isFlinkDir(fs, dir) {
 		return nil, fmt.Errorf("restore %s: this is an Apache Flink savepoint; a job here restores only savepoints that streamdbg wrote. Browse it with 'open %s' or query it with 'streamdbg query %s \"SELECT ...\"'", dir, dir, dir)
 	}
