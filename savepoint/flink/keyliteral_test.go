@@ -71,14 +71,7 @@ func TestKeyLiteralForms(t *testing.T) {
 					if got := run(noKeyPushdown{sp}, where); !slices.Equal(got, want) {
 						t.Errorf("%s, nothing pushed down: %v, want %v", where, got, want)
 					}
-					q, err := query.Parse("SELECT value FROM keyed_state WHERE state_name = 'state-name' AND " + where)
-					if err != nil {
-						t.Fatal(err)
-					}
-					plan, err := query.Explain(sp, q)
-					if err != nil {
-						t.Fatal(err)
-					}
+					plan := explain(t, sp, "SELECT value FROM keyed_state WHERE state_name = 'state-name' AND "+where)
 					if n := strings.Count(plan, "key groups: "+groups[k]+"\n"); n != 4 {
 						t.Errorf("%s: %d of 4 states read key group %s alone:\n%s", where, n, groups[k], plan)
 					}
@@ -123,14 +116,7 @@ func TestKeyLiteralFormsSQL(t *testing.T) {
 		if n, _ := count(sp, where); n != wantN {
 			t.Errorf("%s: %d rows, want %d", where, n, wantN)
 		}
-		q, err := query.Parse("SELECT count(*) FROM keyed_state WHERE " + where)
-		if err != nil {
-			t.Fatal(err)
-		}
-		plan, err := query.Explain(sp, q)
-		if err != nil {
-			t.Fatal(err)
-		}
+		plan := explain(t, sp, "SELECT count(*) FROM keyed_state WHERE "+where)
 		if strings.Contains(plan, "key groups: all") || !strings.Contains(plan, "key groups: 93\n") {
 			t.Errorf("%s: not read from key group 93 alone:\n%s", where, plan)
 		}
@@ -174,4 +160,18 @@ func TestTupleKeyLiterals(t *testing.T) {
 			t.Errorf("encodeKey(%v) = %v, true; want no key", lit, b)
 		}
 	}
+}
+
+// explain is the EXPLAIN of text on sp.
+func explain(t *testing.T, sp *Savepoint, text string) string {
+	t.Helper()
+	q, err := query.Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := query.Explain(sp, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan
 }
