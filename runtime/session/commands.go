@@ -140,9 +140,12 @@ func Commands() []Command {
 				if args == "" {
 					return Result{Text: s.describeWatches()}, nil
 				}
-				w, err := s.AddWatch(args)
+				// The TUI's w opens the bar with "watch SELECT ": a whole
+				// query typed after it is that query.
+				q, off := dropRepeated(args, "select")
+				w, err := s.AddWatch(q)
 				if err != nil {
-					return Result{}, at(0, err)
+					return Result{}, at(off, err)
 				}
 				return Result{Text: fmt.Sprintf("watch #%d: %s", w.ID, w.Query)}, nil
 			}},
@@ -456,6 +459,21 @@ func breakpointID(args string) (int, error) {
 	return n, nil
 }
 
+// dropRepeated drops the first word of s when it is word (any case) and
+// the word after it is word too ("SELECT SELECT …"), and reports how many
+// bytes it dropped.
+func dropRepeated(s, word string) (string, int) {
+	first, rest, ok := strings.Cut(s, " ")
+	if !ok || !strings.EqualFold(first, word) {
+		return s, 0
+	}
+	trimmed := strings.TrimLeft(rest, " \t")
+	if next, _, _ := strings.Cut(trimmed, " "); !strings.EqualFold(next, word) {
+		return s, 0
+	}
+	return trimmed, len(s) - len(trimmed)
+}
+
 // parseBreak reads "[at|before OPERATOR] [when EXPR] [hits OP N]"; a bare
 // expression is a condition. An operator name may have spaces: it is the
 // longest of names the words start with, or a quoted string. whenAt is the
@@ -489,6 +507,12 @@ func parseBreak(args string, operators []string) (spec BreakpointSpec, whenAt in
 	if w, _, _ := strings.Cut(rest, " "); strings.EqualFold(w, "when") {
 		cut(len(w))
 		skip()
+		// The TUI's b opens the bar with "break at OP when ": a condition
+		// typed with its own when is that condition.
+		if w, _, _ := strings.Cut(rest, " "); strings.EqualFold(w, "when") {
+			cut(len(w))
+			skip()
+		}
 		if strings.TrimSpace(rest) == "" {
 			return spec, 0, errors.New("break when: which condition?")
 		}

@@ -204,6 +204,10 @@ func TestBreakCommand(t *testing.T) {
 		{line: "break at tokenize when state.count > 1", wantErr: `operator "tokenize" is not keyed`, col: 24},
 		{line: "break when state.cuont > 1", wantErr: `did you mean "count"`, col: 18},
 		{line: `break at "Source: lines`, wantErr: "not closed"},
+		// The TUI's b prefills "break at count when ": a condition typed
+		// with its own when.
+		{line: "break at count when when key = 'a'", want: "at count when key = 'a'"},
+		{line: "break at count when WHEN vlaue > 1", wantErr: `unknown name "vlaue"`, col: 26},
 	} {
 		s := newJobSession(t, "wordcount", session.Options{})
 		r, err := s.Execute(ctx, c.line)
@@ -312,6 +316,18 @@ func TestWatchThatFails(t *testing.T) {
 	}
 	if len(s.Watches()) != 0 {
 		t.Fatal("a failing watch was kept")
+	}
+	// The TUI's w prefills "watch SELECT ": a whole query typed after it
+	// is that query, and an error in it still points into it.
+	r, err := s.Execute(ctx, "watch SELECT SELECT COUNT(*) FROM keyed_state")
+	if err != nil || !strings.HasSuffix(r.Text, ": SELECT COUNT(*) FROM keyed_state") {
+		t.Fatalf("watch SELECT SELECT …: %q, %v", r.Text, err)
+	}
+	line := "watch SELECT  select key FROM keyed_stat"
+	_, err = s.Execute(ctx, line)
+	var le *session.LineError
+	if !errors.As(err, &le) || le.Col != strings.Index(line, "keyed_stat")+1 {
+		t.Fatalf("%s: error %v, want a caret under keyed_stat (column %d), got %+v", line, err, strings.Index(line, "keyed_stat")+1, le)
 	}
 }
 
