@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -183,5 +184,31 @@ func TestWatchLast(t *testing.T) {
 	}
 	if r := w.Last(); len(r.Rows) != 1 || len(r.Added) != 1 || len(st.Watches) != 1 || len(st.Watches[0].Rows) != 1 {
 		t.Fatalf("after one record: last %+v, stop %+v", r, st.Watches)
+	}
+}
+
+// OpenSavepoint takes a savepoint's _metadata file for its directory: the
+// browser's header then names the directory.
+func TestOpenSavepointByMetadata(t *testing.T) {
+	s := openSession(t, buildJob(t, "wordcount"), session.Options{})
+	defer s.Close()
+	if _, err := s.NextN(context.Background(), 20); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "sp")
+	if err := s.Savepoint(vfs.Default, dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{dir, filepath.Join(dir, "_metadata")} {
+		sp, err := session.OpenSavepoint(p)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if sp.Dir != dir {
+			t.Errorf("OpenSavepoint(%s).Dir = %s, want %s", p, sp.Dir, dir)
+		}
+		if err := sp.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -205,12 +205,14 @@ type Savepoint struct {
 	Skew map[string][]int64
 }
 
-// OpenSavepoint opens a savepoint directory for browsing (~ expands).
+// OpenSavepoint opens a savepoint directory for browsing (~ expands; a
+// path to its _metadata file names it too).
 func OpenSavepoint(dir string) (*Savepoint, error) {
 	dir, err := ExpandHome(dir)
 	if err != nil {
 		return nil, err
 	}
+	dir = SavepointDir(dir)
 	cat, err := OpenCatalog(dir)
 	if err != nil {
 		return nil, err
