@@ -295,9 +295,9 @@ func (b *browser) key(k tea.KeyPressMsg) tea.Cmd {
 			m := b.items[b.sel].meta
 			v = fmt.Sprintf("SELECT key, value FROM %q.%q LIMIT 100", m.OperatorName, m.Name)
 		}
-		return b.prompt.open("command", v)
+		return b.prompt.offer("command", v)
 	case key.Matches(k, km.Filter):
-		return b.prompt.open("filter", b.filter)
+		return b.prompt.offer("filter", b.filter)
 	case key.Matches(k, km.Diff):
 		b.prompt.open("diff", "")
 		b.prompt.input.Prompt = "diff " + b.sp.Dir + " against: "
@@ -524,7 +524,7 @@ func (b *browser) render() string {
 		out.WriteString(fit(" "+st.Status.Render(b.status), b.w))
 	}
 	out.WriteByte('\n')
-	out.WriteString(fit(b.help.ShortHelpView(b.keys.BrowserHelp()), b.w))
+	out.WriteString(fit(b.prompt.helpLine(b.help.ShortHelpView(b.keys.BrowserHelp())), b.w))
 	return out.String()
 }
 

@@ -85,9 +85,9 @@ func (m *Model) render() string {
 	b.WriteString(fit(m.statusLine(), m.w))
 	b.WriteByte('\n')
 	if m.overlay != nil {
-		b.WriteString(fit(" "+m.st.Status.Render("esc/q close · ↑↓ g G scroll · / search · enter details · : command · ? keys"), m.w))
+		b.WriteString(fit(m.prompt.helpLine(" "+m.st.Status.Render("esc/q close · ↑↓ g G scroll · / search · enter details · : command · ? keys")), m.w))
 	} else {
-		b.WriteString(fit(m.help.ShortHelpView(m.keys.ShortHelp()), m.w))
+		b.WriteString(fit(m.prompt.helpLine(m.help.ShortHelpView(m.keys.ShortHelp())), m.w))
 	}
 	return b.String()
 }

@@ -215,7 +215,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		}
 		return status("the "+paneNames[m.focus]+" pane has no search", false)
 	case key.Matches(k, m.keys.Filter) && m.focus == paneState:
-		return m.prompt.open("filter", m.state.filter)
+		return m.prompt.offer("filter", m.state.filter)
 	case m.focus == paneOutput && key.Matches(k, m.keys.NextTab, m.keys.PrevTab):
 		m.showWatches = !m.showWatches
 	case key.Matches(k, m.keys.Close):

@@ -27,6 +27,12 @@ type prompt struct {
 	draft   string // what was typed before walking the history
 	vocab   vocabulary
 
+	// offered says the line is one the prompt opened with for the user to
+	// take or change (offer: the current filter, the browser's query),
+	// which the first character typed replaces, as a selected text field's
+	// does; any other first key (an arrow, backspace, enter) keeps it.
+	offered bool
+
 	// completion in progress: the line up to the word, its candidates.
 	compBase string
 	cands    []string
@@ -62,7 +68,21 @@ func (p *prompt) open(mode, value string) tea.Cmd {
 	return p.input.Focus()
 }
 
+// offerHint says what the first key does to an offered line.
+const offerHint = "typing replaces this line · ← → edit it · enter takes it"
+
+// offer opens the prompt with a line to take or change: the first
+// character typed replaces it (see prompt.offered).
+func (p *prompt) offer(mode, value string) tea.Cmd {
+	cmd := p.open(mode, value)
+	if value != "" {
+		p.offered, p.hint = true, offerHint
+	}
+	return cmd
+}
+
 func (p *prompt) close() {
+	p.offered = false
 	p.mode = ""
 	p.input.Blur()
 	p.resetCompletion()
@@ -76,6 +96,15 @@ func (p *prompt) SetWidth(w int) { p.input.SetWidth(max(10, w-4)) }
 // taken back at once (not as a command: a key typed right after it must
 // find its effect done).
 func (p *prompt) Update(k tea.KeyPressMsg) (tea.Cmd, *promptMsg) {
+	if p.offered {
+		p.offered = false
+		if p.hint == offerHint {
+			p.hint = ""
+		}
+		if k.Text != "" && k.Mod&(tea.ModCtrl|tea.ModAlt|tea.ModMeta|tea.ModSuper) == 0 {
+			p.input.SetValue("")
+		}
+	}
 	switch k.String() {
 	case "esc":
 		p.close()
@@ -180,10 +209,16 @@ func suffixAfter(c string) string {
 	return " "
 }
 
-func (p *prompt) View() string {
-	v := p.input.View()
-	if p.hint != "" {
-		v += "   " + p.hint
+// View is the prompt's line: the input, as wide as the screen.
+func (p *prompt) View() string { return p.input.View() }
+
+// helpLine is the line below the prompt: its hint (completion candidates,
+// what typing does to an offered line) while it is open and has one, the
+// screen's key help otherwise. (Beside the input, which takes the width,
+// the hint was cut off.)
+func (p *prompt) helpLine(keys string) string {
+	if p.active() && p.hint != "" {
+		return " " + p.hint
 	}
-	return v
+	return keys
 }

@@ -644,3 +644,65 @@ func TestTypeAheadDroppedAfterAFailure(t *testing.T) {
 		t.Fatalf("after the failure: %d keys queued, status %q", len(m.ahead), m.status)
 	}
 }
+
+// A line the prompt opens with for the user to take or change (the
+// browser's query, the current filter) is replaced by the first character
+// typed, and kept by an arrow key, backspace or enter. (Before: a query
+// typed after ':' in the browser was appended to the offered one: "… LIMIT
+// 100SELECT …", an error.)
+func TestOfferedLineIsReplacedByTyping(t *testing.T) {
+	b, bm := newTestBrowser(t, ordersSavepoint(t))
+	b.SetSize(120, 40)
+	press(t, bm, ":")
+	offered := b.prompt.input.Value()
+	if !strings.HasPrefix(offered, "SELECT ") || !strings.Contains(screen(bm.View()), "typing replaces this line") {
+		t.Fatalf("':' offers %q, and the screen says:\n%s", offered, screen(bm.View()))
+	}
+	typeText(t, bm, "SELECT COUNT(*) AS n FROM keyed_state")
+	if got := b.prompt.input.Value(); got != "SELECT COUNT(*) AS n FROM keyed_state" {
+		t.Fatalf("typed over the offered query: %q", got)
+	}
+	press(t, bm, "enter")
+	if tv, ok := b.overlay.(*tableView); !ok || len(tv.q.rows) != 1 {
+		t.Fatalf("no query result in the browser: %T", b.overlay)
+	}
+	press(t, bm, "esc")
+
+	// An arrow first: the offered line is edited, not replaced.
+	press(t, bm, ":", "end")
+	typeText(t, bm, " OFFSET 1")
+	if got := b.prompt.input.Value(); got != offered+" OFFSET 1" {
+		t.Fatalf("edited the offered query: %q, want %q", got, offered+" OFFSET 1")
+	}
+	press(t, bm, "esc")
+
+	// The filter: typing replaces the current one; backspace edits it.
+	press(t, bm, "f")
+	typeText(t, bm, "value > 0")
+	press(t, bm, "enter")
+	if b.filter != "value > 0" {
+		t.Fatalf("filter %q", b.filter)
+	}
+	press(t, bm, "f")
+	typeText(t, bm, "key = 'x'")
+	if got := b.prompt.input.Value(); got != "key = 'x'" {
+		t.Fatalf("typed over the filter: %q", got)
+	}
+	press(t, bm, "esc", "f")
+	send(t, bm, tea.KeyPressMsg{Code: tea.KeyBackspace})
+	if got := b.prompt.input.Value(); got != "value > " {
+		t.Fatalf("backspace on the offered filter: %q, want %q", got, "value > ")
+	}
+	press(t, bm, "esc")
+
+	// Completion candidates are in view, on the line below the prompt
+	// (beside the full-width input they were cut off).
+	press(t, bm, ":")
+	typeText(t, bm, "SELECT * FROM keyed_state WHERE key_")
+	press(t, bm, "tab")
+	lines := strings.Split(strings.TrimRight(screen(bm.View()), "\n"), "\n")
+	if last := lines[len(lines)-1]; !strings.Contains(last, "key_group") || !strings.Contains(last, "key_type") {
+		t.Fatalf("candidates of key_ not on the last line %q", last)
+	}
+	press(t, bm, "esc")
+}
