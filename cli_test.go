@@ -320,3 +320,21 @@ func TestMetadataFileNamesItsSavepoint(t *testing.T) {
 		}
 	}
 }
+
+// A query pinning an operator or state name that no state has says so on
+// stderr, with the nearest name, and still exits 0 with its (empty)
+// result: (Before: "(0 rows)" alone, as for an empty state.)
+func TestQueryNotesUnknownNames(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sp")
+	if code, _, errs := cmd(t, "run", "wordcount", "--steps", "30", "--savepoint", dir); code != 0 {
+		t.Fatalf("run: %s", errs)
+	}
+	code, out, errs := cmd(t, "query", dir, "SELECT key, value FROM keyed_state WHERE operator_name = 'Count'")
+	if code != 0 || !strings.Contains(out, "(0 rows)") || !strings.Contains(errs, `streamdbg: note: no state has operator_name 'Count'; did you mean "count"?`) {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+	code, out, errs = cmd(t, "query", dir, "SELECT count(*) FROM keyed_state WHERE operator_name = 'count'")
+	if code != 0 || strings.Contains(errs, "note:") || strings.Contains(out, "(0 rows)") {
+		t.Fatalf("a name that exists: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+}

@@ -383,6 +383,9 @@ func (q *queryCmd) Run(e *env) error {
 		}
 		return err
 	}
+	for _, n := range rows.Notes() {
+		fmt.Fprintln(e.stderr, "streamdbg: note:", n)
+	}
 	return query.Format(e.stdout, rows, q.Format)
 }
 

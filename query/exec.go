@@ -31,8 +31,9 @@ var _ Catalog = state.Catalog(nil)
 // Rows are produced while the catalog is read: a query without ORDER BY
 // or GROUP BY holds one row at a time.
 type Rows struct {
-	cols []string
-	run  func(yield func([]any) bool) error
+	cols  []string
+	notes []string
+	run   func(yield func([]any) bool) error
 
 	next func() ([]any, error, bool)
 	stop func()
@@ -42,6 +43,12 @@ type Rows struct {
 
 // Columns are the names of the result's columns, in order.
 func (r *Rows) Columns() []string { return r.cols }
+
+// Notes are what the plan noticed about the query, for the user to see
+// beside its rows: an operator_name, operator_id or state_name it pins
+// that no state has ("no state has operator_name 'Count'; did you mean
+// "count"?"), so that reading nothing is not mistaken for an empty state.
+func (r *Rows) Notes() []string { return r.notes }
 
 // All yields the rows; an error ends the sequence as its last pair.
 func (r *Rows) All() iter.Seq2[[]any, error] {
@@ -162,7 +169,7 @@ func RunWith(ctx context.Context, cat Catalog, q *Query, opts Options) (*Rows, e
 			return nil
 		}}, nil
 	}
-	return &Rows{cols: p.cols, run: func(yield func([]any) bool) error {
+	return &Rows{cols: p.cols, notes: pl.notes, run: func(yield func([]any) bool) error {
 		return pl.execute(ctx, cat, yield)
 	}}, nil
 }

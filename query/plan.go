@@ -234,6 +234,10 @@ type plan struct {
 	scans   []scan
 	pushed  []string
 	skipped []state.StateMeta // unreadable states left out (Options.SkipUnreadable)
+	// notes name the pinned operator_name, operator_id and state_name
+	// values that no state has (a query of them reads nothing): most
+	// likely a typo, said with the nearest name (Rows.Notes).
+	notes []string
 }
 
 // pushdown holds what the top-level AND of a WHERE pins down.
@@ -376,12 +380,49 @@ func (pd pushdown) has(cols ...string) bool {
 	return false
 }
 
+// unknownNames says which pinned operator_name, operator_id and
+// state_name values no state of the catalog has, each with the nearest
+// name it has.
+func unknownNames(cat Catalog, pd pushdown) []string {
+	var notes []string
+	for _, col := range []string{"operator_name", "operator_id", "state_name"} {
+		vals, ok := pd.values[col]
+		if !ok {
+			continue
+		}
+		known := map[string]bool{}
+		var names []string
+		for _, m := range cat.States() {
+			n := map[string]string{"operator_name": m.OperatorName, "operator_id": m.OperatorID, "state_name": m.StateName}[col]
+			if !known[n] {
+				known[n] = true
+				names = append(names, n)
+			}
+		}
+		for _, v := range vals {
+			s, ok := v.(string)
+			if !ok || known[s] {
+				continue
+			}
+			note := fmt.Sprintf("no state has %s %s", col, literalText(s))
+			if h := didYouMean(s, names); h != "" {
+				note += "; " + h
+			}
+			notes = append(notes, note)
+		}
+	}
+	return notes
+}
+
 // planQuery chooses what to read from the catalog. A state the catalog
 // cannot read (StateMeta.Status) that the query needs fails the plan, or
 // is left out under opts.SkipUnreadable.
 func planQuery(cat Catalog, p *program, opts Options) (*plan, error) {
 	pl := &plan{program: p}
 	pd := p.pushdown()
+	if p.table.kind != tableMeta {
+		pl.notes = unknownNames(cat, pd)
+	}
 	use := func(cols ...string) {
 		for _, c := range cols {
 			pl.pushed = append(pl.pushed, pd.text[c]...)
@@ -682,6 +723,9 @@ func (pl *plan) explain() string {
 	}
 	for _, m := range pl.skipped {
 		fmt.Fprintf(&b, "skipped (unreadable): %s (%s)\n", m.QualifiedName(), m.Status)
+	}
+	for _, n := range pl.notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
 	}
 	if len(pl.pushed) > 0 {
 		fmt.Fprintf(&b, "pushed down: %s\n", strings.Join(pl.pushed, " AND "))

@@ -126,6 +126,7 @@ const queryKeep = 10000
 // queryResult is a query run in the background.
 type queryResult struct {
 	text    string
+	notes   []string // query.Rows.Notes
 	cols    []string
 	rows    [][]string
 	raw     [][]any
@@ -136,7 +137,7 @@ type queryResult struct {
 // readRows reads a query's rows, keeping the first queryKeep.
 func readRows(text string, rows *query.Rows, start time.Time) (*queryResult, error) {
 	defer rows.Close()
-	q := &queryResult{text: text, cols: rows.Columns()}
+	q := &queryResult{text: text, cols: rows.Columns(), notes: rows.Notes()}
 	for r, err := range rows.All() {
 		if err != nil {
 			return nil, err
@@ -181,7 +182,7 @@ func newTableView(k *keys.KeyMap, st *styles.Styles, q *queryResult) *tableView 
 
 func (t *tableView) SetSize(w, h int) { t.w, t.h = w, h; t.clamp() }
 
-func (t *tableView) page() int { return max(1, t.h-3) }
+func (t *tableView) page() int { return max(1, t.h-3-len(t.q.notes)) }
 
 func (t *tableView) clamp() {
 	n := len(t.q.rows)
@@ -297,6 +298,15 @@ func (t *tableView) View(focused bool) string {
 	title := t.title
 	if len(t.q.rows) > t.page() {
 		title += fmt.Sprintf(" · %d–%d of %d", t.off+1, end, len(t.q.rows))
+	}
+	if len(t.q.notes) > 0 {
+		// What the plan noticed (a name no state has) comes first, above
+		// the rows it explains.
+		notes := make([]string, len(t.q.notes), len(t.q.notes)+len(lines))
+		for i, n := range t.q.notes {
+			notes[i] = t.st.Failed.Render("note: " + n)
+		}
+		lines = append(notes, lines...)
 	}
 	return box(t.st, title, true, t.w, t.h, lines)
 }

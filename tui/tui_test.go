@@ -668,6 +668,15 @@ func TestOfferedLineIsReplacedByTyping(t *testing.T) {
 	}
 	press(t, bm, "esc")
 
+	// A name that no state has: the result says so above its rows.
+	press(t, bm, ":")
+	typeText(t, bm, "SELECT key FROM keyed_state WHERE operator_name = 'Sum'")
+	press(t, bm, "enter")
+	if got := screen(bm.View()); !strings.Contains(got, `note: no state has operator_name 'Sum'; did you mean "sum"?`) {
+		t.Fatalf("no note in the result:\n%s", got)
+	}
+	press(t, bm, "esc")
+
 	// An arrow first: the offered line is edited, not replaced.
 	press(t, bm, ":", "end")
 	typeText(t, bm, " OFFSET 1")
