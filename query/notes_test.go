@@ -23,6 +23,12 @@ func TestRowsNotes(t *testing.T) {
 		{"SELECT * FROM keyed_state WHERE operator_name = 'Sum' OR key = 'u1'", nil}, // OR pins nothing
 		{"SELECT * FROM state_meta WHERE operator_name = 'Sum'", nil},                // state_meta lists the names
 		{"SELECT * FROM timers WHERE operator_name = 'enrich'", nil},
+		{"SELECT * FROM keyed_state WHERE kind = 'reducing'", nil},
+		{"SELECT * FROM keyed_state WHERE kind = 'Reducing'", []string{`no row has kind 'Reducing' (kind is one of: value, list, map, reducing, aggregating, split_list, union_list, broadcast, timers, unknown); did you mean "reducing"?`}},
+		{"SELECT * FROM state_meta WHERE scope = 'keyd'", []string{`no row has scope 'keyd' (scope is one of: keyed, operator); did you mean "keyed"?`}},
+		{"SELECT * FROM operator_state WHERE mode = 'unoin'", []string{`no row has mode 'unoin' (mode is one of: split, union, broadcast); did you mean "union"?`}},
+		{"SELECT * FROM timers WHERE domain IN ('event', 'proc')", []string{`no row has domain 'proc' (domain is one of: event, processing)`}},
+		{"SELECT * FROM keyed_state WHERE key = 'Sum'", nil}, // keys are not known without reading
 	} {
 		rows, err := RunText(context.Background(), cat, c.q)
 		if err != nil {

@@ -381,38 +381,67 @@ func (pd pushdown) has(cols ...string) bool {
 }
 
 // unknownNames says which pinned operator_name, operator_id and
-// state_name values no state of the catalog has, each with the nearest
-// name it has.
-func unknownNames(cat Catalog, pd pushdown) []string {
+// state_name values no state of the catalog has, and which pinned kind,
+// scope, mode and domain values are none of their column's, each with the
+// nearest name there is (state_meta lists the names: its own are not
+// checked).
+func unknownNames(cat Catalog, pd pushdown, t *table) []string {
 	var notes []string
-	for _, col := range []string{"operator_name", "operator_id", "state_name"} {
+	note := func(col string, v any, names []string, has func(string) bool) {
+		s, ok := v.(string)
+		if !ok || has(s) {
+			return
+		}
+		n := fmt.Sprintf("no state has %s %s", col, literalText(s))
+		if fixedNames[col] != nil {
+			n = fmt.Sprintf("no row has %s %s (%s is one of: %s)", col, literalText(s), col, strings.Join(names, ", "))
+		}
+		if h := didYouMean(s, names); h != "" {
+			n += "; " + h
+		}
+		notes = append(notes, n)
+	}
+	for _, col := range []string{"operator_name", "operator_id", "state_name", "kind", "scope", "mode", "domain"} {
 		vals, ok := pd.values[col]
-		if !ok {
+		if _, has := t.column(col); !ok || !has {
 			continue
 		}
-		known := map[string]bool{}
-		var names []string
-		for _, m := range cat.States() {
-			n := map[string]string{"operator_name": m.OperatorName, "operator_id": m.OperatorID, "state_name": m.StateName}[col]
-			if !known[n] {
-				known[n] = true
-				names = append(names, n)
+		names := fixedNames[col]
+		if names == nil {
+			if t.kind == tableMeta {
+				continue
+			}
+			seen := map[string]bool{}
+			for _, m := range cat.States() {
+				n := map[string]string{"operator_name": m.OperatorName, "operator_id": m.OperatorID, "state_name": m.StateName}[col]
+				if !seen[n] {
+					seen[n] = true
+					names = append(names, n)
+				}
 			}
 		}
 		for _, v := range vals {
-			s, ok := v.(string)
-			if !ok || known[s] {
-				continue
-			}
-			note := fmt.Sprintf("no state has %s %s", col, literalText(s))
-			if h := didYouMean(s, names); h != "" {
-				note += "; " + h
-			}
-			notes = append(notes, note)
+			note(col, v, names, func(s string) bool { return slices.Contains(names, s) })
 		}
 	}
 	return notes
 }
+
+// fixedNames are the values of the columns whose every value is known.
+var fixedNames = func() map[string][]string {
+	var kinds []string
+	for k := state.Kind(0); k <= state.KindUnknown; k++ {
+		if n := k.String(); !strings.HasPrefix(n, "kind(") {
+			kinds = append(kinds, n)
+		}
+	}
+	return map[string][]string{
+		"kind":   kinds,
+		"scope":  {state.ScopeKeyed.String(), state.ScopeOperator.String()},
+		"mode":   {state.KindSplitList.Mode(), state.KindUnionList.Mode(), state.KindBroadcast.Mode()},
+		"domain": {"event", "processing"},
+	}
+}()
 
 // planQuery chooses what to read from the catalog. A state the catalog
 // cannot read (StateMeta.Status) that the query needs fails the plan, or
@@ -420,9 +449,7 @@ func unknownNames(cat Catalog, pd pushdown) []string {
 func planQuery(cat Catalog, p *program, opts Options) (*plan, error) {
 	pl := &plan{program: p}
 	pd := p.pushdown()
-	if p.table.kind != tableMeta {
-		pl.notes = unknownNames(cat, pd)
-	}
+	pl.notes = unknownNames(cat, pd, p.table)
 	use := func(cols ...string) {
 		for _, c := range cols {
 			pl.pushed = append(pl.pushed, pd.text[c]...)
