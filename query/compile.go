@@ -145,8 +145,9 @@ func (n *fieldNode) step(v any) any {
 	case state.Pairs:
 		return pairsLookup(x, n.name)
 	case []any:
-		// A Flink Tuple decodes to a list: value.f1 is its field f1, as
-		// in Java.
+		// A Flink Tuple (or a Scala tuple or case class) decodes to a
+		// list: value.f1 is its field f1, as in Java, value._2 the same
+		// field, as in Scala.
 		if i, ok := state.TupleField(n.name); ok && i < len(x) {
 			return x[i]
 		}

@@ -88,16 +88,24 @@ func leadingDigits(s string) int {
 	return n
 }
 
-// TupleField is the index a Flink Tuple's field name stands for: "f0" is
-// 0, "f12" 12 (Java's Tuple fields, f0 to f24). ok is false for any other
-// name ("f01", "f", "x").
+// TupleField is the index a tuple's field name stands for: "f0" is 0,
+// "f12" 12 (a Java Tuple's fields, f0 to f24), and "_1" is 0 (a Scala
+// tuple's, _1 to _22). ok is false for any other name ("f01", "_0", "x").
 func TupleField(name string) (int, bool) {
-	if len(name) < 2 || name[0] != 'f' || len(name) > 3 || name[1] == '0' && len(name) > 2 {
+	if len(name) < 2 || len(name) > 3 || name[0] != 'f' && name[0] != '_' || name[1] == '0' && len(name) > 2 {
 		return 0, false
 	}
-	i, err := strconv.Atoi(name[1:])
-	if err != nil || i < 0 {
-		return 0, false
+	for _, c := range name[1:] {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	i, _ := strconv.Atoi(name[1:])
+	if name[0] == '_' {
+		if i == 0 {
+			return 0, false
+		}
+		i--
 	}
 	return i, true
 }

@@ -99,12 +99,12 @@ func TestEncodeKeyLiteralNumericStrings(t *testing.T) {
 }
 
 func TestTupleField(t *testing.T) {
-	for name, want := range map[string]int{"f0": 0, "f1": 1, "f9": 9, "f10": 10, "f24": 24, "f99": 99} {
+	for name, want := range map[string]int{"f0": 0, "f1": 1, "f9": 9, "f10": 10, "f24": 24, "f99": 99, "_1": 0, "_2": 1, "_22": 21} {
 		if got, ok := TupleField(name); !ok || got != want {
 			t.Errorf("TupleField(%q) = %d, %v; want %d", name, got, ok, want)
 		}
 	}
-	for _, name := range []string{"", "f", "f01", "f00", "g0", "F0", "f-1", "f1x", "f100", "x"} {
+	for _, name := range []string{"", "f", "f01", "f00", "g0", "F0", "f-1", "f1x", "f100", "x", "_", "_0", "_01", "_+1", "_1x"} {
 		if got, ok := TupleField(name); ok {
 			t.Errorf("TupleField(%q) = %d, true; want not a field", name, got)
 		}

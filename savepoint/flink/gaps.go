@@ -76,6 +76,9 @@ func problemOf(s serializer, depth int) error {
 		}
 		return nil
 	}
+	if nested, ok := scalaNested(s); ok {
+		return p(nested...)
+	}
 	switch x := s.(type) {
 	case nil:
 		return nil

@@ -54,6 +54,9 @@ func init() {
 	for class, r := range cepSnapshotReaders {
 		snapshotReaders[class] = r
 	}
+	for class, r := range scalaSnapshotReaders {
+		snapshotReaders[class] = r
+	}
 }
 
 // tableSimpleSnapshots are the table runtime's snapshots without payload.
