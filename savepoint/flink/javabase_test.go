@@ -1,0 +1,113 @@
+package flink
+
+import (
+	"errors"
+	"math"
+	"reflect"
+	"testing"
+	"time"
+
+	"streamdbg/state"
+)
+
+// TestJavaBaseSerializers decodes values of the java.math and java.time
+// serializers, encoded by hand as Flink's serializers write them, nulls
+// included; each must read exactly its bytes.
+func TestJavaBaseSerializers(t *testing.T) {
+	ts := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, c := range []struct {
+		ser   serializer
+		bytes func(e *enc)
+		want  any
+	}{
+		{bigIntSer, func(e *enc) { e.i32(0) }, nil},
+		{bigIntSer, func(e *enc) { e.i32(1) }, state.Decimal("0")},
+		{bigIntSer, func(e *enc) { e.i32(3) }, state.Decimal("10")},
+		// 300 is 0x012c; -300 is 0xfed4 in two's complement.
+		{bigIntSer, func(e *enc) { e.i32(6); e.Write([]byte{0x01, 0x2c}) }, state.Decimal("300")},
+		{bigIntSer, func(e *enc) { e.i32(6); e.Write([]byte{0xfe, 0xd4}) }, state.Decimal("-300")},
+		{bigIntSer, func(e *enc) { e.i32(5); e.Write([]byte{0x80}) }, state.Decimal("-128")},
+		// 12.34 is 1234 (0x04d2) at scale 2; -0.05 is -5 (0xfb) at scale 2.
+		{bigDecSer, func(e *enc) { e.i32(6); e.Write([]byte{0x04, 0xd2}); e.i32(2) }, state.Decimal("12.34")},
+		{bigDecSer, func(e *enc) { e.i32(5); e.Write([]byte{0xfb}); e.i32(2) }, state.Decimal("-0.05")},
+		{bigDecSer, func(e *enc) { e.i32(2); e.i32(0) }, state.Decimal("1")},
+		{bigDecSer, func(e *enc) { e.i32(0) }, nil},
+		{dateSer, func(e *enc) { e.i64(1714557600123) }, ts("2024-05-01T10:00:00.123Z")},
+		{dateSer, func(e *enc) { e.i64(math.MinInt64) }, nil},
+		{sqlTimeSer, func(e *enc) { e.i64(-1000) }, ts("1969-12-31T23:59:59Z")},
+		// java.sql.Timestamp: the nanos replace the milliseconds' fraction.
+		{sqlTimestampSer, func(e *enc) { e.i64(1714557600123); e.i32(123456789) }, ts("2024-05-01T10:00:00.123456789Z")},
+		{sqlTimestampSer, func(e *enc) { e.i64(-1500); e.i32(500_000_000) }, ts("1969-12-31T23:59:58.5Z")},
+		{sqlTimestampSer, func(e *enc) { e.i64(math.MinInt64); e.i32(0) }, nil},
+		{instantSer, func(e *enc) { e.i64(1714557600); e.i32(5) }, ts("2024-05-01T10:00:00.000000005Z")},
+		{instantSer, func(e *enc) { e.i64(math.MinInt64); e.i32(math.MinInt32) }, nil},
+		{localDateSer, func(e *enc) { e.i32(2024); e.u8(2); e.u8(29) }, "2024-02-29"},
+		{localDateSer, func(e *enc) { e.i32(math.MinInt32); e.u16(0x8000) }, nil},
+		{localTimeSer, func(e *enc) { e.u8(10); e.u8(5); e.u8(0); e.i32(0) }, "10:05:00"},
+		{localTimeSer, func(e *enc) { e.u8(23); e.u8(59); e.u8(59); e.i32(250_000_000) }, "23:59:59.25"},
+		{localTimeSer, func(e *enc) { e.u8(0x80); e.u16(0x8000); e.i32(math.MinInt32) }, nil},
+		{localDateTimeSer, func(e *enc) {
+			e.i32(1999)
+			e.u8(12)
+			e.u8(31)
+			e.u8(23)
+			e.u8(0)
+			e.u8(1)
+			e.i32(0)
+		}, "1999-12-31T23:00:01"},
+		{localDateTimeSer, func(e *enc) { e.i32(math.MinInt32); e.u16(0x8000); e.u8(0x80); e.u16(0x8000); e.i32(math.MinInt32) }, nil},
+	} {
+		var e enc
+		c.bytes(&e)
+		d := newDecoder("value", 0, e.Bytes())
+		got := c.ser.decode(d)
+		if d.err != nil || d.remaining() != 0 || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s % x: %#v (%v, %d bytes left), want %#v", c.ser.typeName(), e.Bytes(), got, d.err, d.remaining(), c.want)
+		}
+	}
+	// Values no serializer writes are errors naming what is wrong.
+	for _, c := range []struct {
+		ser   serializer
+		bytes func(e *enc)
+	}{
+		{bigIntSer, func(e *enc) { e.i32(4) }},
+		{bigIntSer, func(e *enc) { e.i32(100); e.u8(1) }},
+		{bigIntSer, func(e *enc) { e.i32(-7) }},
+		{localDateSer, func(e *enc) { e.i32(2023); e.u8(2); e.u8(29) }},
+		{localDateSer, func(e *enc) { e.i32(2023); e.u8(13); e.u8(1) }},
+		{localTimeSer, func(e *enc) { e.u8(24); e.u8(0); e.u8(0); e.i32(0) }},
+		{instantSer, func(e *enc) { e.i64(0); e.i32(-1) }},
+		{localDateTimeSer, func(e *enc) {
+			e.i32(2024)
+			e.u8(1)
+			e.u8(1)
+			e.u8(0x80)
+			e.u16(0x8000)
+			e.i32(math.MinInt32)
+		}},
+	} {
+		var e enc
+		c.bytes(&e)
+		d := newDecoder("value", 0, e.Bytes())
+		c.ser.decode(d)
+		if !errors.Is(d.err, ErrCorrupt) {
+			t.Errorf("%s % x: error %v, want a corrupt-data error", c.ser.typeName(), e.Bytes(), d.err)
+		}
+	}
+	// The snapshots are known: a state of them is readable.
+	for class, s := range javaBaseSnapshots {
+		var e enc
+		e.utf(class)
+		e.i32(3)
+		d := newDecoder("snapshot", 0, e.Bytes())
+		if got := readVersionedSnapshot(d, 0); got != s || d.err != nil {
+			t.Errorf("%s: %v, %v", class, got, d.err)
+		}
+	}
+}
