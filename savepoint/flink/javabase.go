@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"strings"
 	"time"
 
 	"streamdbg/state"
@@ -235,4 +236,85 @@ func floorDiv(a, b int64) int64 {
 		q--
 	}
 	return q
+}
+
+// rowSer is the DataStream API's RowSerializer (org.apache.flink.types.Row):
+// a bit mask, most significant bit first, of the RowKind's two bits
+// (since outer snapshot version 3; none before) and one bit per field
+// that is null, then the fields that are not. Shown as a row of that
+// kind (+I[…]), its fields by position.
+type rowSer struct {
+	fields   []serializer
+	withKind bool
+}
+
+func (r *rowSer) decode(d *decoder) any {
+	off := 0
+	if r.withKind {
+		off = 2
+	}
+	n := off + len(r.fields)
+	mask := d.take((n + 7) / 8)
+	if d.err != nil {
+		return nil
+	}
+	bit := func(i int) bool { return mask[i/8]&(0x80>>(i%8)) != 0 }
+	kind := state.Insert
+	if r.withKind {
+		k := 0
+		if bit(0) {
+			k |= 1
+		}
+		if bit(1) {
+			k |= 2
+		}
+		kind = rowKinds[k]
+	}
+	row := &state.Row{Values: make([]any, len(r.fields)), Kind: kind}
+	for i, f := range r.fields {
+		if bit(off + i) {
+			continue
+		}
+		row.Values[i] = f.decode(d)
+		if d.err != nil {
+			return nil
+		}
+	}
+	return row
+}
+
+func (r *rowSer) typeName() string {
+	names := make([]string, len(r.fields))
+	for i, f := range r.fields {
+		names[i] = f.typeName()
+	}
+	return "Row(" + strings.Join(names, ", ") + ")"
+}
+func (r *rowSer) fixedLen() int { return -1 }
+
+// readRowSnapshot reads RowSerializerSnapshot: no outer payload, the
+// fields' serializers; outer version 3 and later write the RowKind.
+func readRowSnapshot(d *decoder, depth, _ int) serializer {
+	withKind := false
+	nested := readCompositeV(d, depth, func(_ *decoder, version int) { withKind = version >= 3 })
+	if d.err != nil {
+		return nil
+	}
+	return &rowSer{fields: nested, withKind: withKind}
+}
+
+// readJavaEitherSnapshot reads the DataStream API's EitherSerializer's
+// snapshot (org.apache.flink.types.Either): its values are a boolean
+// (left), then the side, as Scala's Either.
+func readJavaEitherSnapshot(d *decoder, depth, _ int) serializer {
+	n := readCompositeN(d, depth, nil, 2, "Either")
+	if n == nil {
+		return nil
+	}
+	return &eitherSer{left: n[0], right: n[1]}
+}
+
+var javaBaseSnapshotReaders = map[string]snapshotReader{
+	"org.apache.flink.api.java.typeutils.runtime.RowSerializer$RowSerializerSnapshot": readRowSnapshot,
+	"org.apache.flink.api.java.typeutils.runtime.JavaEitherSerializerSnapshot":        readJavaEitherSnapshot,
 }

@@ -111,3 +111,48 @@ func TestJavaBaseSerializers(t *testing.T) {
 		}
 	}
 }
+
+// TestRowSerializer: a DataStream Row's mask (the RowKind's two bits since
+// outer version 3, then one bit per null field, most significant first)
+// and its fields, from snapshots of both versions.
+func TestRowSerializer(t *testing.T) {
+	snapshot := func(version int32) serializer {
+		var e enc
+		e.utf("org.apache.flink.api.java.typeutils.runtime.RowSerializer$RowSerializerSnapshot")
+		e.i32(3)
+		e.compositeWith(version, nil,
+			func() { e.utf(longSnapshot); e.i32(3) },
+			func() { e.utf(stringSnapshot); e.i32(3) },
+			func() { e.utf(longSnapshot); e.i32(3) })
+		d := newDecoder("snapshot", 0, e.Bytes())
+		s := readVersionedSnapshot(d, 0)
+		if d.err != nil || d.remaining() != 0 {
+			t.Fatalf("snapshot v%d: %v, %d bytes left", version, d.err, d.remaining())
+		}
+		return s
+	}
+	withKind, legacy := snapshot(3), snapshot(2)
+	if got := withKind.typeName(); got != "Row(java.lang.Long, java.lang.String, java.lang.Long)" {
+		t.Errorf("type %q", got)
+	}
+	for _, c := range []struct {
+		ser   serializer
+		bytes func(e *enc)
+		want  *state.Row
+	}{
+		// +U (kind 2: mask[0] = kind&1 = 0, mask[1] = kind&2 = 1), field 1 null: bits 0 1, 0 1 0.
+		{withKind, func(e *enc) { e.u8(0b01010000); e.i64(7); e.i64(9) }, &state.Row{Values: []any{int64(7), nil, int64(9)}, Kind: state.UpdateAfter}},
+		// -D (kind 3: 11), no nulls.
+		{withKind, func(e *enc) { e.u8(0b11000000); e.i64(1); e.u8(2); e.WriteString("a"); e.i64(2) }, &state.Row{Values: []any{int64(1), "a", int64(2)}, Kind: state.Delete}},
+		// Legacy: no kind bits; fields 0 and 2 null: 0b101_00000.
+		{legacy, func(e *enc) { e.u8(0b10100000); e.u8(3); e.WriteString("bc") }, &state.Row{Values: []any{nil, "bc", nil}, Kind: state.Insert}},
+	} {
+		var e enc
+		c.bytes(&e)
+		d := newDecoder("value", 0, e.Bytes())
+		got := c.ser.decode(d)
+		if d.err != nil || d.remaining() != 0 || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("% x: %#v (%v, %d bytes left), want %#v", e.Bytes(), got, d.err, d.remaining(), c.want)
+		}
+	}
+}

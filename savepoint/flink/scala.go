@@ -211,6 +211,8 @@ func scalaNested(s serializer) (nested []serializer, ok bool) {
 	switch x := s.(type) {
 	case *caseClassSer:
 		return x.fields, true
+	case *rowSer:
+		return x.fields, true
 	case *optionSer:
 		return []serializer{x.elem}, true
 	case *eitherSer:

@@ -57,6 +57,9 @@ func init() {
 	for class, r := range scalaSnapshotReaders {
 		snapshotReaders[class] = r
 	}
+	for class, r := range javaBaseSnapshotReaders {
+		snapshotReaders[class] = r
+	}
 }
 
 // tableSimpleSnapshots are the table runtime's snapshots without payload.
