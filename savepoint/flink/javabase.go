@@ -32,6 +32,9 @@ func init() {
 	for class, s := range javaBaseSnapshots {
 		simpleSnapshots[class] = s
 	}
+	for class, s := range javaArraySnapshots {
+		simpleSnapshots[class] = s
+	}
 }
 
 var (
@@ -318,3 +321,45 @@ var javaBaseSnapshotReaders = map[string]snapshotReader{
 	"org.apache.flink.api.java.typeutils.runtime.RowSerializer$RowSerializerSnapshot": readRowSnapshot,
 	"org.apache.flink.api.java.typeutils.runtime.JavaEitherSerializerSnapshot":        readJavaEitherSnapshot,
 }
+
+// The primitive arrays Flink SQL's table serializers (tableser.go) do not
+// already read, and String[].
+var javaArraySnapshots = map[string]serializer{
+	"org.apache.flink.api.common.typeutils.base.array.BooleanPrimitiveArraySerializer$BooleanPrimitiveArraySerializerSnapshot": boolArraySer,
+	"org.apache.flink.api.common.typeutils.base.array.CharPrimitiveArraySerializer$CharPrimitiveArraySerializerSnapshot":       charArraySer,
+	"org.apache.flink.api.common.typeutils.base.array.ShortPrimitiveArraySerializer$ShortPrimitiveArraySerializerSnapshot":     shortArraySer,
+	"org.apache.flink.api.common.typeutils.base.array.FloatPrimitiveArraySerializer$FloatPrimitiveArraySerializerSnapshot":     floatArraySer,
+	"org.apache.flink.api.common.typeutils.base.array.StringArraySerializer$StringArraySerializerSnapshot":                     stringArraySer,
+}
+
+// primitiveArray is a serializer of a primitive array: an int length,
+// then the elements, each of size bytes (read by elem).
+func primitiveArray(name string, size int, elem func(d *decoder) any) *scalar {
+	return &scalar{name, -1, func(d *decoder) any {
+		n := d.count(name+" element", size)
+		out := make([]any, 0, n)
+		for range n {
+			out = append(out, elem(d))
+		}
+		if d.err != nil {
+			return nil
+		}
+		return out
+	}}
+}
+
+var (
+	boolArraySer  = primitiveArray("boolean[]", 1, func(d *decoder) any { return d.boolean() })
+	charArraySer  = primitiveArray("char[]", 2, func(d *decoder) any { return string(rune(d.u16())) })
+	shortArraySer = primitiveArray("short[]", 2, func(d *decoder) any { return int64(int16(d.u16())) })
+	floatArraySer = primitiveArray("float[]", 4, func(d *decoder) any { return float64(d.f32()) })
+	// StringArraySerializer: an int length, then each element as
+	// StringValue writes it (null included).
+	stringArraySer = primitiveArray("String[]", 1, func(d *decoder) any {
+		s, ok := d.flinkString()
+		if !ok {
+			return nil
+		}
+		return s
+	})
+)

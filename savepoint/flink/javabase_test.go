@@ -156,3 +156,35 @@ func TestRowSerializer(t *testing.T) {
 		}
 	}
 }
+
+// TestPrimitiveArrays: an int length, then the elements.
+func TestPrimitiveArrays(t *testing.T) {
+	for _, c := range []struct {
+		ser   serializer
+		bytes func(e *enc)
+		want  any
+	}{
+		{boolArraySer, func(e *enc) { e.i32(3); e.u8(1); e.u8(0); e.u8(1) }, []any{true, false, true}},
+		{charArraySer, func(e *enc) { e.i32(2); e.u16('h'); e.u16(0x00e9) }, []any{"h", "é"}},
+		{shortArraySer, func(e *enc) { e.i32(2); e.u16(0xffff); e.u16(300) }, []any{int64(-1), int64(300)}},
+		{floatArraySer, func(e *enc) { e.i32(1); e.i32(int32(math.Float32bits(2.5))) }, []any{2.5}},
+		{stringArraySer, func(e *enc) { e.i32(3); e.u8(3); e.WriteString("ab"); e.u8(0); e.u8(1) }, []any{"ab", nil, ""}},
+		{floatArraySer, func(e *enc) { e.i32(0) }, []any{}},
+	} {
+		var e enc
+		c.bytes(&e)
+		d := newDecoder("value", 0, e.Bytes())
+		got := c.ser.decode(d)
+		if d.err != nil || d.remaining() != 0 || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s % x: %#v (%v, %d bytes left), want %#v", c.ser.typeName(), e.Bytes(), got, d.err, d.remaining(), c.want)
+		}
+	}
+	var e enc
+	e.i32(5)
+	e.u8(1)
+	d := newDecoder("value", 0, e.Bytes())
+	boolArraySer.decode(d)
+	if !errors.Is(d.err, ErrCorrupt) {
+		t.Errorf("5 booleans in 1 byte: error %v", d.err)
+	}
+}
