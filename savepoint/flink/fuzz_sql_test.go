@@ -102,6 +102,26 @@ func FuzzSerializerSnapshot(f *testing.F) {
 			f.Add(s)
 		}
 	}
+	// The Scala API's and flink-core's serializers, written by hand (no
+	// sample savepoint holds them), each followed by a value.
+	var click enc
+	scalaClickSnapshot(&click)
+	click.i64(42)
+	click.Write([]byte{1, 3, 'h', 'i', 0, 0, 0, 1, 1, 0, 0, 0, 1, 0, 2, 'x', 0, 0, 0, 7})
+	f.Add(click.Bytes())
+	var row enc
+	row.utf("org.apache.flink.api.java.typeutils.runtime.RowSerializer$RowSerializerSnapshot")
+	row.i32(3)
+	row.compositeWith(3, nil, func() { row.utf(longSnapshot); row.i32(3) }, func() { row.utf(stringSnapshot); row.i32(3) })
+	row.Write([]byte{0x40, 0, 0, 0, 0, 0, 0, 0, 9, 3, 'a', 'b'})
+	f.Add(row.Bytes())
+	for class := range javaBaseSnapshots {
+		var e enc
+		e.utf(class)
+		e.i32(3)
+		e.Write([]byte{0, 0, 0, 6, 1, 44, 0, 0, 0, 2, 0, 0})
+		f.Add(e.Bytes())
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		checkAlloc(t, len(b), func() {
 			// The input is a class name (as seeded: a snapshot's payload
