@@ -320,16 +320,18 @@ func readJavaEitherSnapshot(d *decoder, depth, _ int) serializer {
 var javaBaseSnapshotReaders = map[string]snapshotReader{
 	"org.apache.flink.api.java.typeutils.runtime.RowSerializer$RowSerializerSnapshot": readRowSnapshot,
 	"org.apache.flink.api.java.typeutils.runtime.JavaEitherSerializerSnapshot":        readJavaEitherSnapshot,
+	"org.apache.flink.api.common.typeutils.base.SetSerializerSnapshot":                readSetSnapshot,
 }
 
 // The primitive arrays Flink SQL's table serializers (tableser.go) do not
-// already read, and String[].
+// already read, String[] and UUID.
 var javaArraySnapshots = map[string]serializer{
 	"org.apache.flink.api.common.typeutils.base.array.BooleanPrimitiveArraySerializer$BooleanPrimitiveArraySerializerSnapshot": boolArraySer,
 	"org.apache.flink.api.common.typeutils.base.array.CharPrimitiveArraySerializer$CharPrimitiveArraySerializerSnapshot":       charArraySer,
 	"org.apache.flink.api.common.typeutils.base.array.ShortPrimitiveArraySerializer$ShortPrimitiveArraySerializerSnapshot":     shortArraySer,
 	"org.apache.flink.api.common.typeutils.base.array.FloatPrimitiveArraySerializer$FloatPrimitiveArraySerializerSnapshot":     floatArraySer,
 	"org.apache.flink.api.common.typeutils.base.array.StringArraySerializer$StringArraySerializerSnapshot":                     stringArraySer,
+	"org.apache.flink.api.common.typeutils.base.UuidSerializer$UuidSerializerSnapshot":                                         uuidSer,
 }
 
 // primitiveArray is a serializer of a primitive array: an int length,
@@ -363,3 +365,47 @@ var (
 		return s
 	})
 )
+
+// uuidSer is UuidSerializer: the most and then the least significant 64
+// bits, shown as the UUID's canonical text.
+var uuidSer = &scalar{"java.util.UUID", 16, func(d *decoder) any {
+	b := d.take(16)
+	if d.err != nil {
+		return nil
+	}
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}}
+
+// setSer is SetSerializer: an int count, then per element a boolean (true:
+// null) and the element when not null. Shown as a list, in the order
+// written (a HashSet's).
+type setSer struct{ elem serializer }
+
+func (s *setSer) decode(d *decoder) any {
+	n := d.count("set element", 1)
+	out := make([]any, 0, min(n, 1024))
+	for range n {
+		if d.err != nil {
+			return nil
+		}
+		if d.boolean() {
+			out = append(out, nil)
+			continue
+		}
+		out = append(out, s.elem.decode(d))
+	}
+	if d.err != nil {
+		return nil
+	}
+	return out
+}
+func (s *setSer) typeName() string { return "Set<" + s.elem.typeName() + ">" }
+func (s *setSer) fixedLen() int    { return -1 }
+
+func readSetSnapshot(d *decoder, depth, _ int) serializer {
+	n := readCompositeN(d, depth, nil, 1, "set")
+	if n == nil {
+		return nil
+	}
+	return &setSer{elem: n[0]}
+}

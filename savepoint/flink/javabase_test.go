@@ -188,3 +188,35 @@ func TestPrimitiveArrays(t *testing.T) {
 		t.Errorf("5 booleans in 1 byte: error %v", d.err)
 	}
 }
+
+// TestUUIDAndSet: UuidSerializer's two longs as the canonical text;
+// SetSerializer's count, then per element a null flag (true: null) and
+// the element, from its snapshot.
+func TestUUIDAndSet(t *testing.T) {
+	var u enc
+	u.Write([]byte{0x12, 0x3e, 0x45, 0x67, 0xe8, 0x9b, 0x12, 0xd3, 0xa4, 0x56, 0x42, 0x66, 0x14, 0x17, 0x40, 0x00})
+	d := newDecoder("value", 0, u.Bytes())
+	if got := uuidSer.decode(d); got != "123e4567-e89b-12d3-a456-426614174000" || d.err != nil {
+		t.Errorf("uuid %v, %v", got, d.err)
+	}
+	var snap enc
+	snap.utf("org.apache.flink.api.common.typeutils.base.SetSerializerSnapshot")
+	snap.i32(1)
+	snap.compositeWith(1, nil, func() { snap.utf(longSnapshot); snap.i32(3) })
+	d = newDecoder("snapshot", 0, snap.Bytes())
+	s := readVersionedSnapshot(d, 0)
+	if d.err != nil || d.remaining() != 0 || s.typeName() != "Set<java.lang.Long>" {
+		t.Fatalf("set snapshot: %v, %v", s, d.err)
+	}
+	var v enc
+	v.i32(3)
+	v.u8(0)
+	v.i64(5)
+	v.u8(1)
+	v.u8(0)
+	v.i64(-2)
+	vd := newDecoder("value", 0, v.Bytes())
+	if got, want := s.decode(vd), []any{int64(5), nil, int64(-2)}; !reflect.DeepEqual(got, want) || vd.err != nil || vd.remaining() != 0 {
+		t.Errorf("set %#v (%v), want %#v", got, vd.err, want)
+	}
+}

@@ -213,6 +213,8 @@ func scalaNested(s serializer) (nested []serializer, ok bool) {
 		return x.fields, true
 	case *rowSer:
 		return x.fields, true
+	case *setSer:
+		return []serializer{x.elem}, true
 	case *optionSer:
 		return []serializer{x.elem}, true
 	case *eitherSer:
