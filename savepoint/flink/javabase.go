@@ -381,26 +381,9 @@ var uuidSer = &scalar{"java.util.UUID", 16, func(d *decoder) any {
 // written (a HashSet's).
 type setSer struct{ elem serializer }
 
-func (s *setSer) decode(d *decoder) any {
-	n := d.count("set element", 1)
-	out := make([]any, 0, min(n, 1024))
-	for range n {
-		if d.err != nil {
-			return nil
-		}
-		if d.boolean() {
-			out = append(out, nil)
-			continue
-		}
-		out = append(out, s.elem.decode(d))
-	}
-	if d.err != nil {
-		return nil
-	}
-	return out
-}
-func (s *setSer) typeName() string { return "Set<" + s.elem.typeName() + ">" }
-func (s *setSer) fixedLen() int    { return -1 }
+func (s *setSer) decode(d *decoder) any { return decodeFlagged(d, "set element", s.elem, false) }
+func (s *setSer) typeName() string      { return "Set<" + s.elem.typeName() + ">" }
+func (s *setSer) fixedLen() int         { return -1 }
 
 func readSetSnapshot(d *decoder, depth, _ int) serializer {
 	n := readCompositeN(d, depth, nil, 1, "set")

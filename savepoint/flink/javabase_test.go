@@ -63,13 +63,7 @@ func TestJavaBaseSerializers(t *testing.T) {
 		}, "1999-12-31T23:00:01"},
 		{localDateTimeSer, func(e *enc) { e.i32(math.MinInt32); e.u16(0x8000); e.u8(0x80); e.u16(0x8000); e.i32(math.MinInt32) }, nil},
 	} {
-		var e enc
-		c.bytes(&e)
-		d := newDecoder("value", 0, e.Bytes())
-		got := c.ser.decode(d)
-		if d.err != nil || d.remaining() != 0 || !reflect.DeepEqual(got, c.want) {
-			t.Errorf("%s % x: %#v (%v, %d bytes left), want %#v", c.ser.typeName(), e.Bytes(), got, d.err, d.remaining(), c.want)
-		}
+		checkDecodes(t, c.ser, c.bytes, c.want)
 	}
 	// Values no serializer writes are errors naming what is wrong.
 	for _, c := range []struct {
@@ -171,13 +165,7 @@ func TestPrimitiveArrays(t *testing.T) {
 		{stringArraySer, func(e *enc) { e.i32(3); e.u8(3); e.WriteString("ab"); e.u8(0); e.u8(1) }, []any{"ab", nil, ""}},
 		{floatArraySer, func(e *enc) { e.i32(0) }, []any{}},
 	} {
-		var e enc
-		c.bytes(&e)
-		d := newDecoder("value", 0, e.Bytes())
-		got := c.ser.decode(d)
-		if d.err != nil || d.remaining() != 0 || !reflect.DeepEqual(got, c.want) {
-			t.Errorf("%s % x: %#v (%v, %d bytes left), want %#v", c.ser.typeName(), e.Bytes(), got, d.err, d.remaining(), c.want)
-		}
+		checkDecodes(t, c.ser, c.bytes, c.want)
 	}
 	var e enc
 	e.i32(5)
@@ -218,5 +206,18 @@ func TestUUIDAndSet(t *testing.T) {
 	vd := newDecoder("value", 0, v.Bytes())
 	if got, want := s.decode(vd), []any{int64(5), nil, int64(-2)}; !reflect.DeepEqual(got, want) || vd.err != nil || vd.remaining() != 0 {
 		t.Errorf("set %#v (%v), want %#v", got, vd.err, want)
+	}
+}
+
+// checkDecodes decodes the bytes enc writes with ser: they must give want
+// and be read to their end.
+func checkDecodes(t *testing.T, ser serializer, bytes func(e *enc), want any) {
+	t.Helper()
+	var e enc
+	bytes(&e)
+	d := newDecoder("value", 0, e.Bytes())
+	got := ser.decode(d)
+	if d.err != nil || d.remaining() != 0 || !reflect.DeepEqual(got, want) {
+		t.Errorf("%s % x: %#v (%v, %d bytes left), want %#v", ser.typeName(), e.Bytes(), got, d.err, d.remaining(), want)
 	}
 }

@@ -39,38 +39,13 @@ var scalaSnapshotReaders = map[string]snapshotReader{
 // fields one after another, as a Java Tuple's (a list of the fields).
 // Unlike a Java Tuple it is no key this reader can hash (Scala's
 // hashCode of a Product differs), so a key literal never picks its key
-// group.
-type caseClassSer struct {
-	class  string
-	fields []serializer
-}
+// group: it is not a *tupleSer to javaHashCode and encodeKey.
+type caseClassSer struct{ tupleSer }
 
-func (c *caseClassSer) decode(d *decoder) any {
-	out := make([]any, 0, len(c.fields))
-	for _, f := range c.fields {
-		out = append(out, f.decode(d))
-	}
-	return out
-}
-
+// typeName names the case class in full (a Java Tuple's is TupleN).
 func (c *caseClassSer) typeName() string {
-	names := make([]string, len(c.fields))
-	for i, f := range c.fields {
-		names[i] = f.typeName()
-	}
-	return c.class + "<" + strings.Join(names, ", ") + ">"
-}
-
-func (c *caseClassSer) fixedLen() int {
-	n := 0
-	for _, f := range c.fields {
-		l := f.fixedLen()
-		if l < 0 {
-			return -1
-		}
-		n += l
-	}
-	return n
+	t := c.tupleSer.typeName()
+	return c.class + t[strings.IndexByte(t, '<'):]
 }
 
 // readCaseClassSnapshot reads ScalaCaseClassSerializerSnapshot and
@@ -82,7 +57,7 @@ func readCaseClassSnapshot(d *decoder, depth, _ int) serializer {
 	if d.err != nil {
 		return nil
 	}
-	return &caseClassSer{class: class, fields: nested}
+	return &caseClassSer{tupleSer{class: class, fields: nested}}
 }
 
 // optionSer is OptionSerializer: a boolean (Some), then the value. None
@@ -126,19 +101,7 @@ type traversableSer struct {
 }
 
 func (t *traversableSer) decode(d *decoder) any {
-	n := d.count("Scala collection element", 1)
-	out := make([]any, 0, min(n, 1024))
-	for range n {
-		if d.err != nil {
-			return nil
-		}
-		if !d.boolean() {
-			out = append(out, nil)
-			continue
-		}
-		out = append(out, t.elem.decode(d))
-	}
-	return out
+	return decodeFlagged(d, "Scala collection element", t.elem, true)
 }
 func (t *traversableSer) typeName() string { return t.collection + "<" + t.elem.typeName() + ">" }
 func (t *traversableSer) fixedLen() int    { return -1 }

@@ -688,17 +688,28 @@ type genericArraySer struct {
 }
 
 func (g *genericArraySer) decode(d *decoder) any {
-	n := d.count("array element", 1)
+	return decodeFlagged(d, "array element", g.elem, true)
+}
+
+// decodeFlagged reads an int count, then per element a boolean flag and,
+// when the flag says the element is there (true when present is true,
+// false otherwise), the element; NULL otherwise. Generic arrays, Scala
+// collections and sets are written so.
+func decodeFlagged(d *decoder, what string, elem serializer, present bool) any {
+	n := d.count(what, 1)
 	out := make([]any, 0, min(n, 1024))
 	for range n {
 		if d.err != nil {
 			return nil
 		}
-		if !d.boolean() {
+		if d.boolean() != present {
 			out = append(out, nil)
 			continue
 		}
-		out = append(out, g.elem.decode(d))
+		out = append(out, elem.decode(d))
+	}
+	if d.err != nil {
+		return nil
 	}
 	return out
 }
