@@ -1,12 +1,14 @@
 package session
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -71,7 +73,22 @@ func withMetadataHint(dir string, err error) error {
 			holders = append(holders, sub)
 		}
 	}
-	slices.Sort(holders)
+	// A job's checkpoints (chk-N) newest first, by number (chk-10 after
+	// chk-9, not before chk-2): most likely the one wanted.
+	slices.SortFunc(holders, func(a, b string) int {
+		na, okA := checkpointNumber(filepath.Base(a))
+		nb, okB := checkpointNumber(filepath.Base(b))
+		switch {
+		case okA && okB:
+			return cmp.Compare(nb, na)
+		case okA != okB: // checkpoints after the other directories
+			if okA {
+				return 1
+			}
+			return -1
+		}
+		return strings.Compare(a, b)
+	})
 	out := &MissingMetadataError{Dir: dir, Err: err}
 	if len(holders) > maxHinted {
 		out.More = len(holders) - maxHinted
@@ -79,6 +96,17 @@ func withMetadataHint(dir string, err error) error {
 	}
 	out.Holders = holders
 	return out
+}
+
+// checkpointNumber is N of a directory named chk-N (Flink's name of a
+// job's checkpoint N).
+func checkpointNumber(name string) (int64, bool) {
+	digits, ok := strings.CutPrefix(name, "chk-")
+	if !ok || digits == "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	return n, err == nil && n >= 0
 }
 
 // SavepointDir is the savepoint directory a path names: the path itself,

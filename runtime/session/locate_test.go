@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -41,7 +42,7 @@ func TestOpenCatalogNamesTheDirectoriesHoldingMetadata(t *testing.T) {
 
 func TestOpenCatalogListsAtMostFiveHolders(t *testing.T) {
 	root := t.TempDir()
-	for i := 7; i >= 1; i-- {
+	for i := 12; i >= 1; i-- {
 		d := filepath.Join(root, fmt.Sprintf("chk-%d", i))
 		must(t, os.MkdirAll(d, 0o755))
 		must(t, os.WriteFile(filepath.Join(d, "_metadata"), []byte("x"), 0o644))
@@ -51,11 +52,17 @@ func TestOpenCatalogListsAtMostFiveHolders(t *testing.T) {
 	if !errors.As(err, &mm) {
 		t.Fatalf("OpenCatalog = %v, want a MissingMetadataError", err)
 	}
-	if len(mm.Holders) != 5 || mm.More != 2 || mm.Holders[0] != filepath.Join(root, "chk-1") || mm.Holders[4] != filepath.Join(root, "chk-5") {
-		t.Errorf("holders %v (+%d), want chk-1..chk-5 (+2)", mm.Holders, mm.More)
+	// Newest first, by number: chk-12 to chk-8 (not chk-1, chk-10, chk-11,
+	// chk-12, chk-2 by name).
+	var want []string
+	for i := 12; i >= 8; i-- {
+		want = append(want, filepath.Join(root, fmt.Sprintf("chk-%d", i)))
 	}
-	if !strings.Contains(err.Error(), "(and 2 more) in it hold one each") {
-		t.Errorf("message %q does not say two more", err)
+	if !slices.Equal(mm.Holders, want) || mm.More != 7 {
+		t.Errorf("holders %v (+%d), want %v (+7)", mm.Holders, mm.More, want)
+	}
+	if !strings.Contains(err.Error(), "(and 7 more) in it hold one each") {
+		t.Errorf("message %q does not say seven more", err)
 	}
 }
 
