@@ -221,3 +221,19 @@ func checkDecodes(t *testing.T, ser serializer, bytes func(e *enc), want any) {
 		t.Errorf("%s % x: %#v (%v, %d bytes left), want %#v", ser.typeName(), e.Bytes(), got, d.err, d.remaining(), want)
 	}
 }
+
+// TestJavaEither: JavaEitherSerializerSnapshot's two nested serializers;
+// a value is a boolean (left), then that side.
+func TestJavaEither(t *testing.T) {
+	var snap enc
+	snap.utf("org.apache.flink.api.java.typeutils.runtime.JavaEitherSerializerSnapshot")
+	snap.i32(1)
+	snap.compositeWith(1, nil, func() { snap.utf(longSnapshot); snap.i32(3) }, func() { snap.utf(stringSnapshot); snap.i32(3) })
+	d := newDecoder("snapshot", 0, snap.Bytes())
+	s := readVersionedSnapshot(d, 0)
+	if d.err != nil || d.remaining() != 0 || s.typeName() != "Either<java.lang.Long, java.lang.String>" {
+		t.Fatalf("snapshot: %v, %v", s, d.err)
+	}
+	checkDecodes(t, s, func(e *enc) { e.u8(1); e.i64(3) }, map[string]any{"left": int64(3)})
+	checkDecodes(t, s, func(e *enc) { e.u8(0); e.u8(3); e.WriteString("no") }, map[string]any{"right": "no"})
+}
