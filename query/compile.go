@@ -689,9 +689,6 @@ func (c *compiler) comparable(op, xa *xexpr, a node, ta vtype, xb *xexpr, b node
 		}
 		return n, t, nil
 	}
-	if !comparableTypes(ta, tb) && !(ta.numeric() && tb == tString) && !(ta == tString && tb.numeric()) {
-		return nil, nil, errorf(op.pos, "type mismatch: cannot compare %s (%s) with %s (%s)", xa, ta, xb, tb)
-	}
 	var err error
 	ta0, tb0 := ta, tb
 	if a, ta, err = conv(xa, a, ta0, tb0); err != nil {

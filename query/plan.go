@@ -234,9 +234,9 @@ type plan struct {
 	scans   []scan
 	pushed  []string
 	skipped []state.StateMeta // unreadable states left out (Options.SkipUnreadable)
-	// notes name the pinned operator_name, operator_id and state_name
-	// values that no state has (a query of them reads nothing): most
-	// likely a typo, said with the nearest name (Rows.Notes).
+	// notes name the pinned values no row can have (unknownNames): a
+	// query of them reads nothing, most likely because of a typo, said
+	// with the nearest name (Rows.Notes).
 	notes []string
 }
 
@@ -387,9 +387,9 @@ func (pd pushdown) has(cols ...string) bool {
 // checked).
 func unknownNames(cat Catalog, pd pushdown, t *table) []string {
 	var notes []string
-	note := func(col string, v any, names []string, has func(string) bool) {
+	note := func(col string, v any, names []string) {
 		s, ok := v.(string)
-		if !ok || has(s) {
+		if !ok || slices.Contains(names, s) {
 			return
 		}
 		n := fmt.Sprintf("no state has %s %s", col, literalText(s))
@@ -413,7 +413,13 @@ func unknownNames(cat Catalog, pd pushdown, t *table) []string {
 			}
 			seen := map[string]bool{}
 			for _, m := range cat.States() {
-				n := map[string]string{"operator_name": m.OperatorName, "operator_id": m.OperatorID, "state_name": m.StateName}[col]
+				n := m.StateName
+				switch col {
+				case "operator_name":
+					n = m.OperatorName
+				case "operator_id":
+					n = m.OperatorID
+				}
 				if !seen[n] {
 					seen[n] = true
 					names = append(names, n)
@@ -421,7 +427,7 @@ func unknownNames(cat Catalog, pd pushdown, t *table) []string {
 			}
 		}
 		for _, v := range vals {
-			note(col, v, names, func(s string) bool { return slices.Contains(names, s) })
+			note(col, v, names)
 		}
 	}
 	return notes

@@ -76,9 +76,6 @@ func problemOf(s serializer, depth int) error {
 		}
 		return nil
 	}
-	if nested, ok := scalaNested(s); ok {
-		return p(nested...)
-	}
 	switch x := s.(type) {
 	case nil:
 		return nil
@@ -88,6 +85,18 @@ func problemOf(s serializer, depth int) error {
 		return statusf(x.err, "%s: %v", x.name, x.err)
 	case *tupleSer:
 		return p(x.fields...)
+	case *caseClassSer:
+		return p(x.fields...)
+	case *rowSer:
+		return p(x.fields...)
+	case *optionSer:
+		return p(x.elem)
+	case *eitherSer:
+		return p(x.left, x.right)
+	case *traversableSer:
+		return p(x.elem)
+	case *setSer:
+		return p(x.elem)
 	case *listSer:
 		return p(x.elem)
 	case *mapSer:

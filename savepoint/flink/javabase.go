@@ -26,13 +26,18 @@ var javaBaseSnapshots = map[string]serializer{
 	"org.apache.flink.api.common.typeutils.base.LocalDateSerializer$LocalDateSerializerSnapshot":         localDateSer,
 	"org.apache.flink.api.common.typeutils.base.LocalTimeSerializer$LocalTimeSerializerSnapshot":         localTimeSer,
 	"org.apache.flink.api.common.typeutils.base.LocalDateTimeSerializer$LocalDateTimeSerializerSnapshot": localDateTimeSer,
+	// The primitive arrays tableser.go does not read already, String[]
+	// and UUID.
+	"org.apache.flink.api.common.typeutils.base.array.BooleanPrimitiveArraySerializer$BooleanPrimitiveArraySerializerSnapshot": boolArraySer,
+	"org.apache.flink.api.common.typeutils.base.array.CharPrimitiveArraySerializer$CharPrimitiveArraySerializerSnapshot":       charArraySer,
+	"org.apache.flink.api.common.typeutils.base.array.ShortPrimitiveArraySerializer$ShortPrimitiveArraySerializerSnapshot":     shortArraySer,
+	"org.apache.flink.api.common.typeutils.base.array.FloatPrimitiveArraySerializer$FloatPrimitiveArraySerializerSnapshot":     floatArraySer,
+	"org.apache.flink.api.common.typeutils.base.array.StringArraySerializer$StringArraySerializerSnapshot":                     stringArraySer,
+	"org.apache.flink.api.common.typeutils.base.UuidSerializer$UuidSerializerSnapshot":                                         uuidSer,
 }
 
 func init() {
 	for class, s := range javaBaseSnapshots {
-		simpleSnapshots[class] = s
-	}
-	for class, s := range javaArraySnapshots {
 		simpleSnapshots[class] = s
 	}
 }
@@ -321,17 +326,6 @@ var javaBaseSnapshotReaders = map[string]snapshotReader{
 	"org.apache.flink.api.java.typeutils.runtime.RowSerializer$RowSerializerSnapshot": readRowSnapshot,
 	"org.apache.flink.api.java.typeutils.runtime.JavaEitherSerializerSnapshot":        readJavaEitherSnapshot,
 	"org.apache.flink.api.common.typeutils.base.SetSerializerSnapshot":                readSetSnapshot,
-}
-
-// The primitive arrays Flink SQL's table serializers (tableser.go) do not
-// already read, String[] and UUID.
-var javaArraySnapshots = map[string]serializer{
-	"org.apache.flink.api.common.typeutils.base.array.BooleanPrimitiveArraySerializer$BooleanPrimitiveArraySerializerSnapshot": boolArraySer,
-	"org.apache.flink.api.common.typeutils.base.array.CharPrimitiveArraySerializer$CharPrimitiveArraySerializerSnapshot":       charArraySer,
-	"org.apache.flink.api.common.typeutils.base.array.ShortPrimitiveArraySerializer$ShortPrimitiveArraySerializerSnapshot":     shortArraySer,
-	"org.apache.flink.api.common.typeutils.base.array.FloatPrimitiveArraySerializer$FloatPrimitiveArraySerializerSnapshot":     floatArraySer,
-	"org.apache.flink.api.common.typeutils.base.array.StringArraySerializer$StringArraySerializerSnapshot":                     stringArraySer,
-	"org.apache.flink.api.common.typeutils.base.UuidSerializer$UuidSerializerSnapshot":                                         uuidSer,
 }
 
 // primitiveArray is a serializer of a primitive array: an int length,

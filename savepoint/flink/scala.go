@@ -167,23 +167,3 @@ func readScalaEnumSnapshot(d *decoder, _, _ int) serializer {
 	}
 	return e
 }
-
-// scalaNested is the nested serializers of a Scala serializer (ok false:
-// s is none of them), for problemOf.
-func scalaNested(s serializer) (nested []serializer, ok bool) {
-	switch x := s.(type) {
-	case *caseClassSer:
-		return x.fields, true
-	case *rowSer:
-		return x.fields, true
-	case *setSer:
-		return []serializer{x.elem}, true
-	case *optionSer:
-		return []serializer{x.elem}, true
-	case *eitherSer:
-		return []serializer{x.left, x.right}, true
-	case *traversableSer:
-		return []serializer{x.elem}, true
-	}
-	return nil, false
-}
