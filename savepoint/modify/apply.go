@@ -299,8 +299,10 @@ func (s *stmt) applyKeyed(in iter.Seq2[state.Entry, error], om *savepoint.Operat
 			v, err := s.set.Eval(env)
 			if err == nil {
 				var b []byte
-				if b, err = encode(s.meta.ValueType, v); err == nil {
-					e.Value = b
+				if b, err = encode(s.meta.ValueType, v, s.setText); err == nil {
+					if err = sameJSONKind(s.meta.ValueType, e.Value, b); err == nil {
+						e.Value = b
+					}
 				}
 			}
 			if err != nil {
@@ -347,7 +349,12 @@ func (p *Plan) operatorEntries(om *savepoint.OperatorMeta, subtask int, es []sta
 			}
 			v, err := s.set.Eval(env)
 			if err == nil {
-				e.Value, err = encode(s.meta.ValueType, v)
+				var b []byte
+				if b, err = encode(s.meta.ValueType, v, s.setText); err == nil {
+					if err = sameJSONKind(s.meta.ValueType, e.Value, b); err == nil {
+						e.Value = b
+					}
+				}
 			}
 			if err != nil {
 				return nil, s.rowError(env, err)

@@ -317,3 +317,97 @@ func TestNeverInPlace(t *testing.T) {
 		t.Fatalf("in place: %v", err)
 	}
 }
+
+// TestJSONValues: a state with a JSON codec (json:T, T a Go struct of the
+// job) takes a string literal as JSON text, as a JSON column does in SQL,
+// and an UPDATE that would change a row's JSON kind (an object into a
+// number) fails naming the row. Before: the literal was stored as a JSON
+// string, `query` showed the same text, and the job failed to restore the
+// savepoint (json: cannot unmarshal string into fixtures.PartitionOffset).
+func TestJSONValues(t *testing.T) {
+	src := ordersSavepoint(t, 100)
+	dst := filepath.Join(t.TempDir(), "out")
+	p := compile(t, src, `UPDATE "Source: orders"."offsets" SET value = '{"partition": 0,  "offset": 5}' WHERE position = 0`)
+	if err := p.Write(vfs.Default, dst); err != nil {
+		t.Fatal(err)
+	}
+	sp, err := savepoint.Open(vfs.Default, dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := query.RunText(context.Background(), sp, `SELECT value.partition, value.offset, value FROM operator_state WHERE position = 0`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for row, err := range rows.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if row[0] != int64(0) || row[1] != int64(5) {
+			t.Errorf("offsets[0] after the update: partition %v, offset %v (value %#v), want 0 and 5", row[0], row[1], row[2])
+		}
+	}
+	// The job restores it: the source resumes partition 0 at offset 5.
+	_, input := orderLines(600)
+	s := newSession(t, ordersJob(t, input), dst)
+	st, err := s.Next()
+	if err == nil && st.Failure != nil {
+		err = st.Failure
+	}
+	if err != nil {
+		t.Fatalf("restore of the modified savepoint: %v", err)
+	}
+
+	for _, c := range []struct{ text, want string }{
+		{`UPDATE "Source: orders"."offsets" SET value = 5`, `subtask 0 position 0: the value is a JSON object, the new value a JSON number`},
+		{`UPDATE "Source: orders"."offsets" SET value = '[1, 2]'`, `the value is a JSON object, the new value a JSON array`},
+	} {
+		err := compile(t, src, c.text).Write(vfs.Default, filepath.Join(t.TempDir(), "out"))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s:\n got %v\nwant %s", c.text, err, c.want)
+		}
+	}
+
+	// A literal that is not JSON text is refused before anything is read.
+	sp0, err := savepoint.Open(vfs.Default, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ text, want string }{
+		{`UPDATE "Source: orders"."offsets" SET value = 'hello'`, `1:47: value of Source: orders.offsets: "hello" is not JSON text`},
+		{`UPDATE "Source: orders"."offsets" SET value = '{"offset": 5'`, `1:47: value of Source: orders.offsets: "{\"offset\": 5" is not JSON text`},
+	} {
+		_, err := modify.Compile(sp0, c.text)
+		var qe *query.Error
+		if !errors.As(err, &qe) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s:\n got %v\nwant %s", c.text, err, c.want)
+		}
+	}
+
+	// A JSON value written back as read keeps it.
+	same := filepath.Join(t.TempDir(), "same")
+	if err := compile(t, src, `UPDATE "Source: orders"."offsets" SET value = value`).Write(vfs.Default, same); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := offsetsOf(t, src), offsetsOf(t, same); a != b {
+		t.Errorf("SET value = value changed the offsets:\n%s\n%s", a, b)
+	}
+}
+
+// offsetsOf lists the source's offsets in a savepoint, as JSON lines.
+func offsetsOf(t *testing.T, dir string) string {
+	t.Helper()
+	sp, err := savepoint.Open(vfs.Default, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := query.RunText(context.Background(), sp, `SELECT subtask, position, value FROM operator_state`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := query.Format(&b, rows, "json"); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
