@@ -65,3 +65,24 @@ func subtasks(d *streamdbgtest.Driver) []int64 {
 	}
 	return out
 }
+
+// TestRestoreKeepsMaxParallelism: a snapshot taken with MaxParallelism(4)
+// restores without repeating it, its keys in their key groups, as Flink
+// rescales a max parallelism the job does not set to the restored
+// state's (before: "the snapshot has max parallelism 4, the job 128").
+func TestRestoreKeepsMaxParallelism(t *testing.T) {
+	d := streamdbgtest.New(t, wordJob(), streamdbgtest.MaxParallelism(4), streamdbgtest.Parallelism(2))
+	streamdbgtest.Input[string](d, "lines").PushAll("a", "b", "a", "c")
+	r := streamdbgtest.Restore(t, wordJob(), d.Snapshot(), 3)
+	if n, _ := streamdbgtest.ValueState[int64](r, "count", "count").Get("a"); n != 2 {
+		t.Fatalf("a after restore: %d, want 2", n)
+	}
+	rows := r.Query(`SELECT max(key_group) AS kg FROM "count"."count"`)
+	if kg, _ := rows[0]["kg"].(int64); kg >= 4 {
+		t.Fatalf("key group %d after restore, want < 4", kg)
+	}
+	streamdbgtest.Input[string](r, "lines").Push("a")
+	if n, _ := streamdbgtest.ValueState[int64](r, "count", "count").Get("a"); n != 3 {
+		t.Fatalf("a counted on after restore: %d, want 3", n)
+	}
+}
