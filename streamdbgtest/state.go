@@ -27,7 +27,7 @@ func (r stateRef) resolve(ok func(state.Kind) bool, valueType, userKeyType refle
 	r.d.start()
 	ks, err := r.d.sess.Executor().KeyedState(r.operator, r.name)
 	if err != nil {
-		r.d.t.Fatalf("streamdbgtest: %s(%q, %q): %v", r.reader, r.operator, r.name, err)
+		r.d.t.Fatalf("streamdbgtest: %s(%q, %q): %v%s", r.reader, r.operator, r.name, err, r.operatorStateHint())
 	}
 	if !ok(ks.Desc.Meta.Kind) {
 		r.d.t.Fatalf("streamdbgtest: %s(%q, %q): state %q of %q is %s state; %s reads %s state", r.reader, r.operator, r.name, r.name, r.operator, ks.Desc.Meta.Kind, r.reader, r.kinds)
@@ -41,6 +41,18 @@ func (r stateRef) resolve(ok func(state.Kind) bool, valueType, userKeyType refle
 		}
 	}
 	return ks
+}
+
+// operatorStateHint says how to read the state when it is operator state
+// (a broadcast map, a source's offsets), which the keyed readers do not
+// read.
+func (r stateRef) operatorStateHint() string {
+	for _, m := range r.d.sess.Catalog().States() {
+		if m.OperatorName == r.operator && m.StateName == r.name && m.Scope == state.ScopeOperator {
+			return fmt.Sprintf("; %q is operator state (%s): read it with Query(`SELECT subtask, key, value FROM %q.%q`)", r.name, m.Kind, r.operator, r.name)
+		}
+	}
+	return ""
 }
 
 // at reads under key, failing the test on a wrong key type or an error;
