@@ -266,7 +266,7 @@ func TestWrongTypes(t *testing.T) {
 			[]string{`no operator "counter"`, `"count"`}},
 		// Before: "declared no keyed state" alone, for state it declared.
 		{"operator state", func(d *streamdbgtest.Driver) { streamdbgtest.ListState[int64](d, "lines", "offset").Get("a") },
-			[]string{`"offset" is operator state (split_list): read it with Query(`+"`"+`SELECT subtask, key, value FROM "lines"."offset"`+"`"+`)`}},
+			[]string{`"offset" is operator state (split_list): read it with Query(` + "`" + `SELECT subtask, key, value FROM "lines"."offset"` + "`" + `)`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
