@@ -22,6 +22,7 @@ type config struct {
 	trace          bool
 	start          time.Time
 	maxUnread      int
+	allowDropped   bool
 }
 
 // Parallelism sets the job's default parallelism (runtime.Options).
@@ -47,6 +48,11 @@ func StartProcessingTime(t time.Time) Option { return func(c *config) { c.start 
 // them (default 1,000,000): a test that never reads an output fails
 // instead of growing without bound.
 func MaxUnread(n int) Option { return func(c *config) { c.maxUnread = n } }
+
+// AllowNonRestoredState lets Restore drop the snapshot's state of
+// operators the job no longer has instead of refusing it, as `streamdbg
+// run --allow-non-restored-state` (Flink's --allowNonRestoredState).
+func AllowNonRestoredState() Option { return func(c *config) { c.allowDropped = true } }
 
 // Driver runs one job under a test.
 type Driver struct {
@@ -133,7 +139,7 @@ func (d *Driver) start() {
 	}
 	ro := runtime.Options{Parallelism: d.cfg.parallelism, MaxParallelism: d.cfg.maxParallelism, Backend: d.cfg.backend,
 		BackendOrigin: "streamdbgtest", Trace: d.cfg.trace, StartProcessingTime: d.cfg.start.UnixMilli(),
-		Schedule: &d.sched, Capture: d.capture}
+		Schedule: &d.sched, Capture: d.capture, AllowNonRestoredState: d.cfg.allowDropped}
 	if d.cfg.start.IsZero() {
 		ro.StartProcessingTime = 0
 	}
