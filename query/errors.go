@@ -110,6 +110,16 @@ func isWord(s string) bool {
 	return s != ""
 }
 
+// nameHint is the hint for an unknown name among names: the nearest, or
+// when none is near all of them (a diff filter's or a statement's few
+// names, which a person may not know), or "".
+func nameHint(name string, names []string) string {
+	if h := didYouMean(name, names); h != "" || len(names) == 0 || len(names) > 24 {
+		return h
+	}
+	return "names are " + strings.Join(names, ", ")
+}
+
 // didYouMean is the hint for an unknown name, or "" when nothing is close.
 func didYouMean(name string, known []string) string {
 	if n := nearest(name, known); n != "" {
