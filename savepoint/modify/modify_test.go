@@ -411,3 +411,66 @@ func offsetsOf(t *testing.T, dir string) string {
 	}
 	return b.String()
 }
+
+// TestListPositions: keyed list elements are numbered 0, 1, … in the new
+// savepoint after INSERT and DELETE, as the job numbers them when it
+// restores the list (before: an element inserted at position 5 of a
+// one-element list, or left after its predecessor was deleted, kept that
+// position in the savepoint, so query and a later modify saw another list
+// than the restored job had).
+func TestListPositions(t *testing.T) {
+	job := func() *runtime.Job {
+		j, err := fixtures.Build("payments", fixtures.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	src := filepath.Join(t.TempDir(), "sp")
+	s := newSession(t, job(), "")
+	if _, err := s.Run(context.Background(), session.RunOptions{Steps: 40}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Savepoint(vfs.Default, src); err != nil {
+		t.Fatal(err)
+	}
+	const list = `"unpaid"."payments"`
+	keys := readTotals(t, src, list)
+	var key string
+	for k := range keys {
+		if strings.HasSuffix(k, "/0") {
+			key = strings.TrimSuffix(k, "/0")
+			break
+		}
+	}
+	if key == "" {
+		t.Fatalf("no list in %v", keys)
+	}
+	dst := filepath.Join(t.TempDir(), "out")
+	p := compile(t, src, fmt.Sprintf(`
+INSERT INTO %[1]s (key, user_key, value) VALUES ('%[2]s', 5, 1005), ('%[2]s', 7, 1007);
+DELETE FROM %[1]s WHERE key = '%[2]s' AND user_key = 0`, list, key))
+	if err := p.Write(vfs.Default, dst); err != nil {
+		t.Fatal(err)
+	}
+	got := readTotals(t, dst, list)
+	if got[key+"/0"] != int64(1005) || got[key+"/1"] != int64(1007) || len(got) != len(keys)+1 {
+		t.Errorf("list of %s after the statements: %v", key, got)
+	}
+	// The restored job has the same list at the same positions.
+	r := newSession(t, job(), dst)
+	rows, err := r.Query(context.Background(), `SELECT key, user_key, value FROM "unpaid"."payments"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := map[string]any{}
+	for row, err := range rows.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		live[fmt.Sprintf("%v/%v", row[0], row[1])] = row[2]
+	}
+	if fmt.Sprint(live) != fmt.Sprint(got) {
+		t.Errorf("restored lists differ from the savepoint's:\n%v\n%v", live, got)
+	}
+}
