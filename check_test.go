@@ -79,4 +79,3 @@ func TestRestoreTakesTheSavepointsMaxParallelism(t *testing.T) {
 		t.Fatalf("restore with --max-parallelism 8 exited %d: %s", code, errs)
 	}
 }
-
