@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -50,5 +51,31 @@ func TestSavepointCheck(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRestoreTakesTheSavepointsMaxParallelism: a savepoint written with
+// --max-parallelism 4 restores and checks without the flag, as Flink takes
+// the restored state's max parallelism when the job sets none (before:
+// exit 1, "the snapshot has max parallelism 4, the job 128"); another
+// max parallelism named is still refused.
+func TestRestoreTakesTheSavepointsMaxParallelism(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sp")
+	if code, _, errs := cmd(t, "run", "wordcount", "--max-parallelism", "4", "--parallelism", "3", "--steps", "30", "--savepoint", dir); code != exitOK {
+		t.Fatalf("run exited %d: %s", code, errs)
+	}
+	code, out, errs := cmd(t, "run", "wordcount", "--from-savepoint", dir, "--steps", "1", "--query", "SELECT max(key_group) AS kg, sum(value) AS n FROM \"count\".\"count\"", "--format", "csv")
+	if code != exitOK || !strings.Contains(errs, "max parallelism from the savepoint") {
+		t.Fatalf("restore without --max-parallelism exited %d: %s", code, errs)
+	}
+	var kg, n int
+	if _, err := fmt.Sscanf(strings.Split(out, "\n")[1], "%d,%d", &kg, &n); err != nil || kg >= 4 || n == 0 {
+		t.Fatalf("restored state: %q (%v)", out, err)
+	}
+	if code, out, _ := cmd(t, "savepoint", "check", dir, "wordcount"); code != exitOK || !strings.Contains(out, "restorable: yes") {
+		t.Fatalf("check exited %d:\n%s", code, out)
+	}
+	if code, _, errs := cmd(t, "run", "wordcount", "--from-savepoint", dir, "--max-parallelism", "8", "--steps", "1"); code == exitOK || !strings.Contains(errs, "max parallelism 4, the job 8") {
+		t.Fatalf("restore with --max-parallelism 8 exited %d: %s", code, errs)
 	}
 }

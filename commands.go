@@ -50,7 +50,7 @@ type jobFlags struct {
 	Backend               string   `help:"Keyed state backend: heap or pebble (the job's code wins; then this flag; then the config file)." enum:",heap,pebble" default:""`
 	StateDir              string   `help:"Directory for the pebble backend (default: a temporary directory removed on exit)."`
 	Parallelism           int      `help:"Default parallelism of the job's operators."`
-	MaxParallelism        int      `help:"Max parallelism: the number of key groups (default 128)."`
+	MaxParallelism        int      `help:"Max parallelism: the number of key groups (default 128; with --from-savepoint, the savepoint's)."`
 	Config                string   `help:"Config file (default: streamdbg.yaml in the working directory, if present)."`
 	FromSavepoint         string   `help:"Start from this savepoint directory."`
 	AllowNonRestoredState bool     `help:"Drop savepoint state whose operator is not in the job instead of refusing."`
@@ -134,6 +134,14 @@ func (f *jobFlags) open(e *env, out io.Writer, trace bool) (*session.Session, er
 			return nil, err
 		}
 		opts.Restore = runtime.FromSavepoint(sp)
+		if mp := sp.MaxParallelism(); opts.MaxParallelism == 0 && job.MaxParallelism == state.DefaultMaxParallelism && mp > 0 {
+			// Set by neither a flag nor the config, and the job's is
+			// the default: the savepoint's, as Flink rescales an unset
+			// max parallelism to the restored state's. (A job that sets
+			// 128 itself cannot be told from one that sets nothing.)
+			opts.MaxParallelism = mp
+			e.log.Info("max parallelism from the savepoint", "max_parallelism", mp)
+		}
 	}
 	s, err := session.New(job, opts)
 	var oe *runtime.OptionsError
@@ -463,7 +471,7 @@ func dash(s string) string {
 type checkCmd struct {
 	Dir                   string `arg:"" help:"Savepoint directory."`
 	Job                   string `arg:"" optional:"" default:"wordcount" help:"Example job."`
-	MaxParallelism        int    `help:"Max parallelism the job would run with (default: the job's, 128)."`
+	MaxParallelism        int    `help:"Max parallelism the job would run with (default: the job's; if it sets none, the savepoint's)."`
 	AllowNonRestoredState bool   `help:"Check as a restore with --allow-non-restored-state would: state of missing operators is dropped."`
 }
 
@@ -484,7 +492,11 @@ func (c *checkCmd) Run(e *env) error {
 	if err := sp.Verify(); err != nil {
 		return fmt.Errorf("savepoint %s would not restore: %w", c.Dir, err)
 	}
-	rep, err := runtime.CheckJob(job, runtime.Options{MaxParallelism: c.MaxParallelism}, runtime.FromSavepoint(sp))
+	maxPar := c.MaxParallelism
+	if maxPar == 0 && job.MaxParallelism == state.DefaultMaxParallelism {
+		maxPar = sp.MaxParallelism() // as a restore takes it, see jobFlags.open
+	}
+	rep, err := runtime.CheckJob(job, runtime.Options{MaxParallelism: maxPar}, runtime.FromSavepoint(sp))
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 
 	"streamdbg/query"
 	"streamdbg/savepoint/diff"
@@ -72,7 +73,7 @@ func printDiff(ctx context.Context, e *env, a, b state.Catalog, opts diff.Option
 	if format != "table" {
 		w = e.stderr
 	}
-	for _, s := range res.Summaries {
+	for _, s := range nameSharers(res.Summaries) {
 		fmt.Fprintln(w, "#", s.String())
 	}
 	for _, g := range res.Gaps {
@@ -88,4 +89,24 @@ func closeCatalog(c state.Catalog) {
 	if closer, ok := c.(io.Closer); ok {
 		closer.Close()
 	}
+}
+
+// nameSharers names the operators of summaries by name and id where
+// several share a name (Flink's "Flat Map"), so that each line says which
+// operator it counts.
+func nameSharers(sums []diff.Summary) []diff.Summary {
+	ids := map[string]map[string]bool{}
+	for _, s := range sums {
+		if ids[s.OperatorName] == nil {
+			ids[s.OperatorName] = map[string]bool{}
+		}
+		ids[s.OperatorName][s.OperatorID] = true
+	}
+	out := slices.Clone(sums)
+	for i, s := range out {
+		if len(ids[s.OperatorName]) > 1 && s.OperatorName != s.OperatorID {
+			out[i].OperatorName = fmt.Sprintf("%s (%s)", s.OperatorName, s.OperatorID)
+		}
+	}
+	return out
 }

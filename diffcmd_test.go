@@ -100,3 +100,28 @@ func TestDiffAndModifyCommands(t *testing.T) {
 		t.Fatalf("in place: %d %s", code, stderr)
 	}
 }
+
+// TestDiffSummaryNamesSharedOperatorNames: the summary line of a state of
+// one of several operators with the same name (Flink's two "Flat Map")
+// carries the operator's id (before: two "# Flat Map.state-name: …" lines,
+// one with the change, and no telling which operator it was).
+func TestDiffSummaryNamesSharedOperatorNames(t *testing.T) {
+	src := filepath.Join("..", "shared", "flink-savepoints", "udf-flink2.0-rocksdb-savepoint")
+	copyTree(t, src) // skips when the samples are absent
+	dst := filepath.Join(t.TempDir(), "fixed")
+	if code, _, errs := cmd(t, "modify", src, dst, `DELETE FROM "CheckpointingKeyedStateFlatMap1"."state-name" WHERE value = 2`); code != 0 {
+		t.Fatalf("modify: %d %s", code, errs)
+	}
+	code, out, errs := cmd(t, "diff", src, dst)
+	if code != 0 {
+		t.Fatalf("diff: %d %s", code, errs)
+	}
+	for _, want := range []string{
+		"# Flat Map (d5c8b168c6cbfe8c507a10f88b325243).state-name: 0 changed, 0 added, 1 removed, 3 unchanged",
+		"# Flat Map (dab25811652d3d4983a30c6e4afacb1c).state-name: 0 changed, 0 added, 0 removed, 4 unchanged",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("diff lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -113,7 +113,7 @@ func (c *evalCtx) lookup(name string, pos lexer.Position) (any, error) {
 	if !ok {
 		e := errorf(pos, "unknown name %q", name)
 		if n, ok := c.env.(interface{ Names() []string }); ok {
-			e.Hint = didYouMean(name, n.Names())
+			e.Hint = nameHint(name, n.Names())
 		}
 		return nil, e
 	}

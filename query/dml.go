@@ -108,15 +108,25 @@ func ParseScript(text string) (*Script, error) {
 	if err != nil {
 		e := parseError(err)
 		var ute *participle.UnexpectedTokenError
-		if qe, ok := e.(*Error); ok && qe.Hint == "" && errors.As(err, &ute) && !ute.Unexpected.EOF() {
-			word := strings.ToUpper(ute.Unexpected.Value)
-			if kw := nearest(word, statementKeywords); kw != "" && kw != word {
-				qe.Hint = "did you mean " + kw + "?"
-			}
+		if qe, ok := e.(*Error); ok && errors.As(err, &ute) {
+			qe.Hint = scriptHint(ute.Unexpected)
 		}
 		return nil, e
 	}
 	return s, nil
+}
+
+// scriptHint is the hint for an unexpected token of a script: a misspelt
+// keyword of statements or expressions (statements' first), or what a
+// misplaced SELECT or VALUES says about the statements.
+func scriptHint(tok lexer.Token) string {
+	switch strings.ToUpper(tok.Value) {
+	case "SELECT", "EXPLAIN":
+		return "statements are UPDATE, DELETE, INSERT and DROP STATE; streamdbg query runs a SELECT"
+	case "VALUES":
+		return `INSERT names its columns: INSERT INTO "op"."state" (key, value) VALUES (…)`
+	}
+	return keywordHint(tok, append(append([]string{}, statementKeywords...), keywords...))
 }
 
 // StatementGrammar is the EBNF of the statements, as participle prints it.

@@ -47,9 +47,21 @@ func TestParseScriptErrors(t *testing.T) {
 			t.Errorf("%s: got %v, want %q", c.text, err, c.want)
 		}
 	}
-	_, err := ParseScript(`UPDTE "sum"."total" SET value = 1`)
-	if e, ok := err.(*Error); !ok || e.Hint != "did you mean UPDATE?" {
-		t.Errorf("hint: %v", err)
+	for _, c := range []struct{ text, hint string }{
+		{`UPDTE "sum"."total" SET value = 1`, "did you mean UPDATE?"},
+		// Statement keywords first: before, DELET was "did you mean SELECT?".
+		{`DELET FROM "sum"."total"`, "did you mean DELETE?"},
+		{`UPDATE "sum"."total" SET value = 1 WHER key = 'a'`, "did you mean WHERE?"},
+		// A misplaced keyword is no typo: before, "did you mean FALSE?"
+		// and "did you mean SET?".
+		{`INSERT INTO "sum"."total" VALUES ('a', 1)`, `INSERT names its columns: INSERT INTO "op"."state" (key, value) VALUES (…)`},
+		{`SELECT * FROM keyed_state`, "statements are UPDATE, DELETE, INSERT and DROP STATE; streamdbg query runs a SELECT"},
+		{`UPDATE "sum"."total" SET value = 1 'a'`, ""},
+	} {
+		_, err := ParseScript(c.text)
+		if e, ok := err.(*Error); !ok || e.Hint != c.hint {
+			t.Errorf("%s: hint of %v, want %q", c.text, err, c.hint)
+		}
 	}
 }
 

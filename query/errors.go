@@ -3,7 +3,9 @@ package query
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
@@ -69,9 +71,7 @@ func parseError(err error) error {
 		if exp, _, _ := strings.Cut(strings.TrimLeft(ute.Expect, "("), " "); exp != "" {
 			e.Msg += " (expected " + exp + ")"
 		}
-		if kw := nearest(strings.ToUpper(tok.Value), keywords); !tok.EOF() && kw != "" && !strings.EqualFold(kw, tok.Value) {
-			e.Hint = fmt.Sprintf("did you mean %s?", kw)
-		}
+		e.Hint = keywordHint(tok, keywords)
 	case strings.HasPrefix(pe.Message(), "lexer: invalid input text \"'"):
 		e.Msg = "unterminated string"
 		e.Hint = "strings are in single quotes, '' for a quote inside"
@@ -82,6 +82,42 @@ func parseError(err error) error {
 		e.Msg = "unexpected character"
 	}
 	return e
+}
+
+// keywordHint is "did you mean KW?" for a word that is a misspelt keyword
+// of kws, or "". A keyword itself is misplaced, not misspelt, and a
+// literal or a one-letter name is no keyword's typo: no hint for those
+// (before: 'did you mean FALSE?' at a misplaced VALUES, AS at LIMIT 'a').
+func keywordHint(tok lexer.Token, kws []string) string {
+	w := strings.ToUpper(tok.Value)
+	if tok.EOF() || len(w) < 2 || !isWord(w) || slices.Contains(kws, w) {
+		return ""
+	}
+	if kw := nearest(w, kws); kw != "" {
+		return fmt.Sprintf("did you mean %s?", kw)
+	}
+	return ""
+}
+
+// isWord reports whether s is spelt as a name: a letter or underscore,
+// then letters, digits and underscores.
+func isWord(s string) bool {
+	for i, r := range s {
+		if r != '_' && !unicode.IsLetter(r) && (i == 0 || !unicode.IsDigit(r)) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// nameHint is the hint for an unknown name among names: the nearest, or
+// when none is near all of them (a diff filter's or a statement's few
+// names, which a person may not know), or "".
+func nameHint(name string, names []string) string {
+	if h := didYouMean(name, names); h != "" || len(names) == 0 || len(names) > 24 {
+		return h
+	}
+	return "names are " + strings.Join(names, ", ")
 }
 
 // didYouMean is the hint for an unknown name, or "" when nothing is close.

@@ -60,7 +60,7 @@ func checkNames(x *xexpr, names []string) error {
 				return nil
 			}
 		}
-		return errorf(x.pos, "unknown name %q", x.name).hint("%s", didYouMean(x.name, names))
+		return errorf(x.pos, "unknown name %q", x.name).hint("%s", nameHint(x.name, names))
 	}
 	for _, a := range x.args {
 		if err := checkNames(a, names); err != nil {

@@ -209,7 +209,7 @@ func (pl *plan) read(ctx context.Context, cat Catalog, yield func(*srcRow) bool)
 	for _, s := range pl.scans {
 		switch {
 		case s.meta:
-			metas = cat.States()
+			metas = withUIDs(cat.States(), cat.Operators())
 			for i := range metas {
 				r = srcRow{meta: &metas[i]}
 				if !yield(&r) {
@@ -629,4 +629,21 @@ func appendGroupKey(b []byte, v any) []byte {
 		b = append(b, s...)
 	}
 	return append(b, 0)
+}
+
+// withUIDs fills in each state's operator uid from its operator where the
+// reader of the states left it out (ours, live and saved, keep the uid on
+// the operator only).
+func withUIDs(metas []state.StateMeta, ops []state.OperatorInfo) []state.StateMeta {
+	metas = slices.Clone(metas) // the catalog's own, perhaps
+	uids := make(map[string]string, len(ops))
+	for _, op := range ops {
+		uids[op.ID] = op.UID
+	}
+	for i := range metas {
+		if metas[i].OperatorUID == "" {
+			metas[i].OperatorUID = uids[metas[i].OperatorID]
+		}
+	}
+	return metas
 }

@@ -150,6 +150,25 @@ func (s *Savepoint) Operator(id string) (state.OperatorInfo, bool) {
 	return op.info, true
 }
 
+// MaxParallelism is the max parallelism the keyed state was written with,
+// which a restore keeps: that of every operator with keyed state, or 0
+// when there is none or they differ.
+func (s *Savepoint) MaxParallelism() int {
+	n := 0
+	for _, m := range s.states {
+		if m.Scope != state.ScopeKeyed {
+			continue
+		}
+		switch mp := s.byID[m.OperatorID].info.MaxParallelism; {
+		case n == 0:
+			n = mp
+		case n != mp:
+			return 0
+		}
+	}
+	return n
+}
+
 // States implements state.Catalog: every state of every operator, with
 // entry counts and bytes, ordered by operator id and state name.
 func (s *Savepoint) States() []state.StateMeta { return slices.Clone(s.states) }

@@ -18,7 +18,8 @@
 // one keyed function without a job of one's own, as Flink's
 // KeyedOneInputStreamOperatorTestHarness does. Snapshot and Restore take
 // a savepoint (in memory) and start the job from it, at any parallelism.
-// Debug opens the terminal debugger on the current point when the test
+// A job failure fails the test, unless the test expects it
+// (ExpectFailure). Debug opens the terminal debugger on the current point when the test
 // runs with -streamdbg.debug (and a failing test opens it by itself).
 //
 // Determinism: the driver decides which source reads at each source read

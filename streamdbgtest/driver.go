@@ -22,6 +22,7 @@ type config struct {
 	trace          bool
 	start          time.Time
 	maxUnread      int
+	allowDropped   bool
 }
 
 // Parallelism sets the job's default parallelism (runtime.Options).
@@ -48,6 +49,11 @@ func StartProcessingTime(t time.Time) Option { return func(c *config) { c.start 
 // instead of growing without bound.
 func MaxUnread(n int) Option { return func(c *config) { c.maxUnread = n } }
 
+// AllowNonRestoredState lets Restore drop the snapshot's state of
+// operators the job no longer has instead of refusing it, as `streamdbg
+// run --allow-non-restored-state` (Flink's --allowNonRestoredState).
+func AllowNonRestoredState() Option { return func(c *config) { c.allowDropped = true } }
+
 // Driver runs one job under a test.
 type Driver struct {
 	t    testing.TB
@@ -68,6 +74,10 @@ type Driver struct {
 	// of the last one the readers got.
 	cur, delivered stamp
 	closed         bool
+	// expecting: inside ExpectFailure, a job failure is the test's, not
+	// a reason to fail it; failure is the one that came.
+	expecting bool
+	failure   *runtime.Failure
 }
 
 // input is what the driver needs of an In[T] whatever T.
@@ -129,7 +139,7 @@ func (d *Driver) start() {
 	}
 	ro := runtime.Options{Parallelism: d.cfg.parallelism, MaxParallelism: d.cfg.maxParallelism, Backend: d.cfg.backend,
 		BackendOrigin: "streamdbgtest", Trace: d.cfg.trace, StartProcessingTime: d.cfg.start.UnixMilli(),
-		Schedule: &d.sched, Capture: d.capture}
+		Schedule: &d.sched, Capture: d.capture, AllowNonRestoredState: d.cfg.allowDropped}
 	if d.cfg.start.IsZero() {
 		ro.StartProcessingTime = 0
 	}
@@ -196,6 +206,7 @@ func (d *Driver) Close() {
 func (d *Driver) read(source string, sub int, ev readEvent) bool {
 	d.t.Helper()
 	d.start()
+	d.checkNotFailed()
 	d.stepped = true
 	ev.source, ev.subtask = source, sub
 	d.sched.log = append(d.sched.log, ev)
@@ -204,7 +215,9 @@ func (d *Driver) read(source string, sub int, ev readEvent) bool {
 	if err != nil {
 		d.t.Fatalf("streamdbgtest: %v", err)
 	}
-	d.checkStop(st)
+	if d.checkStop(st) {
+		return true
+	}
 	if got := d.sess.Executor().Reads(); got != want {
 		d.sched.log = d.sched.log[:len(d.sched.log)-1]
 		if source == "" {
@@ -216,15 +229,47 @@ func (d *Driver) read(source string, sub int, ev readEvent) bool {
 }
 
 // checkStop fails the test on a job failure, with everything the failure
-// says (operator, record, key, stack).
-func (d *Driver) checkStop(st *session.Stop) {
+// says (operator, record, key, stack); inside ExpectFailure it keeps the
+// failure instead and reports true.
+func (d *Driver) checkStop(st *session.Stop) bool {
 	d.t.Helper()
-	if st == nil {
-		return
+	if st == nil || st.Failure == nil {
+		return false
 	}
-	if st.Failure != nil {
-		d.t.Fatalf("streamdbgtest: job %q failed: %v%s", d.job.Name, st.Failure, stackOf(st.Failure))
+	if d.expecting {
+		d.failure = st.Failure
+		return true
 	}
+	d.t.Fatalf("streamdbgtest: job %q failed: %v%s", d.job.Name, st.Failure, stackOf(st.Failure))
+	return true
+}
+
+// checkNotFailed refuses input after the failure ExpectFailure saw.
+func (d *Driver) checkNotFailed() {
+	d.t.Helper()
+	if d.failure != nil {
+		d.t.Fatalf("streamdbgtest: job %q failed (%v): it takes no more input; its state is still there to read", d.job.Name, d.failure)
+	}
+}
+
+// ExpectFailure runs body, whose pushes (or Run, or
+// AdvanceProcessingTime) must make the job fail, and returns the failure
+// for the test to check: operator, record, key and the error the function
+// returned or the panic (errors.Is and errors.As reach the function's
+// error), as Flink's harness throws it to the test. The test fails if the
+// job does not fail. The job stays failed: its state as the failure left
+// it can be read, but it takes no more input (body's pushes after the
+// failing one fail the test too).
+func (d *Driver) ExpectFailure(body func()) *runtime.Failure {
+	d.t.Helper()
+	d.checkNotFailed()
+	d.expecting = true
+	defer func() { d.expecting = false }()
+	body()
+	if d.failure == nil {
+		d.t.Fatalf("streamdbgtest: ExpectFailure: job %q did not fail", d.job.Name)
+	}
+	return d.failure
 }
 
 func stackOf(f *runtime.Failure) string {
@@ -243,7 +288,7 @@ func (d *Driver) Run() int {
 	d.t.Helper()
 	d.start()
 	from := d.sess.Position()
-	for d.read("", 0, readEvent{kind: readAny}) {
+	for d.failure == nil && d.read("", 0, readEvent{kind: readAny}) {
 	}
 	return int(d.sess.Position() - from)
 }
@@ -258,6 +303,7 @@ func (d *Driver) AdvanceProcessingTime(dur time.Duration) {
 	}
 	d.start()
 	d.stepped = true
+	d.checkNotFailed()
 	st, err := d.sess.AdvanceProcessingTime(dur)
 	if err != nil {
 		d.t.Fatalf("streamdbgtest: %v", err)

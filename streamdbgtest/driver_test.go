@@ -264,6 +264,9 @@ func TestWrongTypes(t *testing.T) {
 			[]string{`declared no keyed state "cnt"`, `"count", "letters", "seen"`}},
 		{"operator name", func(d *streamdbgtest.Driver) { streamdbgtest.ValueState[int64](d, "counter", "count").Get("a") },
 			[]string{`no operator "counter"`, `"count"`}},
+		// Before: "declared no keyed state" alone, for state it declared.
+		{"operator state", func(d *streamdbgtest.Driver) { streamdbgtest.ListState[int64](d, "lines", "offset").Get("a") },
+			[]string{`"offset" is operator state (split_list): read it with Query(` + "`" + `SELECT subtask, key, value FROM "lines"."offset"` + "`" + `)`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	rt "streamdbg/runtime"
+	"streamdbg/runtime/window"
 	"streamdbg/state"
 	"streamdbg/streamdbgtest"
 )
@@ -138,6 +139,79 @@ func TestHarnessWrongStateType(t *testing.T) {
 		streamdbgtest.ValueState[float64](h.Driver, h.Operator, "max").Get("s")
 	})
 	if want := `state "max" of "alarm" holds int64, not float64`; !strings.Contains(msg, want) {
+		t.Fatalf("%q does not say %q", msg, want)
+	}
+}
+
+// TestWindowStateIn: a window's state is read in its window with In;
+// read without one, the reader fails naming the namespace instead of
+// finding nothing (before: Get said the key had no state, while the window
+// held its readings).
+func TestWindowStateIn(t *testing.T) {
+	h := streamdbgtest.Keyed(t, func(in *rt.KeyedStream[string, Reading]) *rt.Stream[Reading] {
+		return window.Reduce(window.Of(in, window.TumblingEventTime(10*time.Millisecond)), "max",
+			func(a, b Reading) Reading {
+				if b.Value > a.Value {
+					return b
+				}
+				return a
+			}, rt.UID("max"))
+	}, func(r Reading) string { return r.Sensor })
+	h.PushAt(Reading{"s1", 5, 1}, 1)
+	h.PushAt(Reading{"s1", 9, 4}, 4)
+	h.PushAt(Reading{"s1", 2, 12}, 12)
+	if got, want := h.Timers()[0].String(), "event timer of s1 in "+(state.Window{Start: 0, End: 10}).String()+" at 9"; got != want {
+		t.Errorf("timer %q, want %q (with its window)", got, want)
+	}
+	contents := streamdbgtest.ValueState[Reading](h.Driver, h.Operator, window.ContentsState)
+	if got, ok := contents.In(state.Window{Start: 0, End: 10}).Get("s1"); !ok || got != (Reading{"s1", 9, 4}) {
+		t.Fatalf("window [0, 10) of s1: %v %v, want the reading of 9", got, ok)
+	}
+	if got, ok := contents.In(state.Window{Start: 10, End: 20}).Get("s1"); !ok || got != (Reading{"s1", 2, 12}) {
+		t.Fatalf("window [10, 20) of s1: %v %v", got, ok)
+	}
+	if _, ok := contents.In(state.Window{Start: 20, End: 30}).Get("s1"); ok {
+		t.Fatal("window [20, 30) of s1 has state")
+	}
+	h.Watermark(9)
+	if _, ok := contents.In(state.Window{Start: 0, End: 10}).Get("s1"); ok {
+		t.Fatal("window [0, 10) kept its state after it fired")
+	}
+
+	for _, c := range []struct {
+		name string
+		body func(h *streamdbgtest.Harness[string, Reading, Reading])
+		want string
+	}{
+		{"no In", func(h *streamdbgtest.Harness[string, Reading, Reading]) {
+			streamdbgtest.ValueState[Reading](h.Driver, h.Operator, window.ContentsState).Get("s1")
+		}, `state "window-contents" of "max" is kept per namespace (window): name one with In, e.g. .In(state.Window{Start: …, End: …})`},
+		{"wrong namespace type", func(h *streamdbgtest.Harness[string, Reading, Reading]) {
+			streamdbgtest.ValueState[Reading](h.Driver, h.Operator, window.ContentsState).In(int64(0)).Get("s1")
+		}, `the namespace is a int64; state "window-contents" of "max" is kept per state.Window`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			msg := fatal(t, func(ft testing.TB) {
+				h := streamdbgtest.Keyed(ft, func(in *rt.KeyedStream[string, Reading]) *rt.Stream[Reading] {
+					return window.Reduce(window.Of(in, window.TumblingEventTime(10*time.Millisecond)), "max",
+						func(a, b Reading) Reading { return a }, rt.UID("max"))
+				}, func(r Reading) string { return r.Sensor })
+				h.PushAt(Reading{"s1", 5, 1}, 1)
+				c.body(h)
+			})
+			if !strings.Contains(msg, c.want) {
+				t.Fatalf("%q does not say %q", msg, c.want)
+			}
+		})
+	}
+	msg := fatal(t, func(ft testing.TB) {
+		h := streamdbgtest.Keyed(ft, func(in *rt.KeyedStream[string, Reading]) *rt.Stream[string] {
+			return rt.RichProcess(in, "alarm", &alarm{}, rt.UID("alarm"))
+		}, func(r Reading) string { return r.Sensor })
+		h.PushAt(Reading{"s1", 5, 1}, 1)
+		streamdbgtest.ValueState[int64](h.Driver, h.Operator, "max").In(state.Window{}).Get("s1")
+	})
+	if want := `state "max" of "alarm" has no namespaces; read it without In`; !strings.Contains(msg, want) {
 		t.Fatalf("%q does not say %q", msg, want)
 	}
 }

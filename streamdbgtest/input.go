@@ -112,6 +112,9 @@ func (in *In[T]) Close() {
 	in.d.start()
 	in.done = true
 	for sub := range in.d.parallelismOf(in.name) {
+		if in.d.failure != nil {
+			break // ExpectFailure's
+		}
 		in.d.read(in.name, sub, readEvent{kind: readEnd})
 	}
 }

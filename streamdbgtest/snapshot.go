@@ -7,6 +7,7 @@ import (
 
 	"streamdbg/runtime"
 	"streamdbg/savepoint"
+	"streamdbg/state"
 )
 
 // Snapshot is a savepoint of a driven job, held in memory: the same bytes
@@ -38,7 +39,9 @@ func (d *Driver) Snapshot() Snapshot {
 
 // Restore starts job from snap with the given parallelism (0: the job's
 // own), as `streamdbg run --from-savepoint` does: state maps to operators
-// by uid and key groups go to the subtasks that hold them now. The new
+// by uid and key groups go to the subtasks that hold them now. The max
+// parallelism is the snapshot's unless MaxParallelism or the job sets
+// another than the default (a different one is refused). The new
 // driver takes its own inputs; those of the snapshot's driver stay there.
 func Restore(t testing.TB, job *runtime.Job, snap Snapshot, parallelism int, opts ...Option) *Driver {
 	t.Helper()
@@ -50,6 +53,12 @@ func Restore(t testing.TB, job *runtime.Job, snap Snapshot, parallelism int, opt
 		t.Fatalf("streamdbgtest: Restore: open the snapshot of job %q: %v", snap.job, err)
 	}
 	d := New(t, job, append(opts, Parallelism(parallelism))...)
+	if d.cfg.maxParallelism == 0 && job.MaxParallelism == state.DefaultMaxParallelism {
+		// As Flink rescales an unset max parallelism to the restored
+		// state's: a test need not repeat the snapshot's. (A job that
+		// sets 128 itself cannot be told from one that sets nothing.)
+		d.cfg.maxParallelism = sp.MaxParallelism()
+	}
 	d.restore = runtime.FromSavepoint(sp)
 	return d
 }

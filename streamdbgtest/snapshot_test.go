@@ -3,8 +3,10 @@ package streamdbgtest_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
+	rt "streamdbg/runtime"
 	"streamdbg/streamdbgtest"
 )
 
@@ -64,4 +66,55 @@ func subtasks(d *streamdbgtest.Driver) []int64 {
 		out = append(out, r["subtask"].(int64))
 	}
 	return out
+}
+
+// TestRestoreKeepsMaxParallelism: a snapshot taken with MaxParallelism(4)
+// restores without repeating it, its keys in their key groups, as Flink
+// rescales a max parallelism the job does not set to the restored
+// state's (before: "the snapshot has max parallelism 4, the job 128").
+func TestRestoreKeepsMaxParallelism(t *testing.T) {
+	d := streamdbgtest.New(t, wordJob(), streamdbgtest.MaxParallelism(4), streamdbgtest.Parallelism(2))
+	streamdbgtest.Input[string](d, "lines").PushAll("a", "b", "a", "c")
+	r := streamdbgtest.Restore(t, wordJob(), d.Snapshot(), 3)
+	if n, _ := streamdbgtest.ValueState[int64](r, "count", "count").Get("a"); n != 2 {
+		t.Fatalf("a after restore: %d, want 2", n)
+	}
+	rows := r.Query(`SELECT max(key_group) AS kg FROM "count"."count"`)
+	if kg, _ := rows[0]["kg"].(int64); kg >= 4 {
+		t.Fatalf("key group %d after restore, want < 4", kg)
+	}
+	streamdbgtest.Input[string](r, "lines").Push("a")
+	if n, _ := streamdbgtest.ValueState[int64](r, "count", "count").Get("a"); n != 3 {
+		t.Fatalf("a counted on after restore: %d, want 3", n)
+	}
+}
+
+// TestRestoreAllowNonRestoredState: a snapshot with state of an operator
+// the job no longer has is refused, and restores with
+// AllowNonRestoredState, the rest of its state kept (before: no option
+// for it; the refusal named a CLI flag only).
+func TestRestoreAllowNonRestoredState(t *testing.T) {
+	d := streamdbgtest.New(t, wordJob())
+	streamdbgtest.Input[string](d, "lines").PushAll("a", "a")
+	snap := d.Snapshot()
+
+	fewer := func() *rt.Job { // wordJob without its counter: count's state has no operator
+		job := rt.NewJob("words")
+		lines := rt.FromSlice(job, "lines", []string{"x"}, rt.WatermarkStrategy[string]{}, rt.UID("lines"))
+		rt.JSONSink(lines, "out", rt.UID("out"))
+		return job
+	}
+	msg := fatal(t, func(ft testing.TB) { streamdbgtest.Restore(ft, fewer(), snap, 1).Run() })
+	if !strings.Contains(msg, "operators the job does not have: count") {
+		t.Fatalf("restore without the option: %q", msg)
+	}
+	r := streamdbgtest.Restore(t, fewer(), snap, 1, streamdbgtest.AllowNonRestoredState())
+	out := streamdbgtest.Output[string](r, "out")
+	r.Run()
+	if got := out.ReadAll(); !slices.Equal(got, []string{"x"}) {
+		t.Fatalf("output %v, want x", got)
+	}
+	if rows := r.Query("SELECT count(*) AS n FROM keyed_state"); rows[0]["n"] != int64(0) {
+		t.Fatalf("keyed state after dropping count's: %v", rows)
+	}
 }

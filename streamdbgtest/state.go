@@ -14,6 +14,10 @@ type stateRef struct {
 	d                   *Driver
 	operator, name      string
 	reader, kinds, want string // for messages: "ValueState[int64]", the kinds it reads
+	// ns is the namespace read (In), for a state kept per namespace
+	// (windows); hasNS tells In(nil) from no In.
+	ns    any
+	hasNS bool
 }
 
 // resolve finds the state in the running job and checks its kind and the
@@ -23,7 +27,7 @@ func (r stateRef) resolve(ok func(state.Kind) bool, valueType, userKeyType refle
 	r.d.start()
 	ks, err := r.d.sess.Executor().KeyedState(r.operator, r.name)
 	if err != nil {
-		r.d.t.Fatalf("streamdbgtest: %s(%q, %q): %v", r.reader, r.operator, r.name, err)
+		r.d.t.Fatalf("streamdbgtest: %s(%q, %q): %v%s", r.reader, r.operator, r.name, err, r.operatorStateHint())
 	}
 	if !ok(ks.Desc.Meta.Kind) {
 		r.d.t.Fatalf("streamdbgtest: %s(%q, %q): state %q of %q is %s state; %s reads %s state", r.reader, r.operator, r.name, r.name, r.operator, ks.Desc.Meta.Kind, r.reader, r.kinds)
@@ -39,12 +43,58 @@ func (r stateRef) resolve(ok func(state.Kind) bool, valueType, userKeyType refle
 	return ks
 }
 
-// at reads under key, failing the test on a wrong key type or an error.
-func (r stateRef) at(ks *runtime.KeyedState, key any, fn func(t state.Table) error) {
+// operatorStateHint says how to read the state when it is operator state
+// (a broadcast map, a source's offsets), which the keyed readers do not
+// read.
+func (r stateRef) operatorStateHint() string {
+	for _, m := range r.d.sess.Catalog().States() {
+		if m.OperatorName == r.operator && m.StateName == r.name && m.Scope == state.ScopeOperator {
+			return fmt.Sprintf("; %q is operator state (%s): read it with Query(`SELECT subtask, key, value FROM %q.%q`)", r.name, m.Kind, r.operator, r.name)
+		}
+	}
+	return ""
+}
+
+// at reads under key, failing the test on a wrong key type or an error;
+// fn gets the table and the encoded namespace to read.
+func (r stateRef) at(ks *runtime.KeyedState, key any, fn func(t state.Table, ns []byte) error) {
 	r.d.t.Helper()
-	if err := ks.At(key, fn); err != nil {
+	ns := r.namespace(ks)
+	if err := ks.At(key, func(t state.Table) error { return fn(t, ns) }); err != nil {
 		r.d.t.Fatalf("streamdbgtest: %s(%q, %q).Get(%v): %v", r.reader, r.operator, r.name, key, err)
 	}
+}
+
+// namespace encodes the namespace In named: nil for a state without
+// namespaces. A state kept per namespace (a window's) is read in one
+// namespace only: without In the reader would find nothing, so it fails.
+func (r stateRef) namespace(ks *runtime.KeyedState) []byte {
+	r.d.t.Helper()
+	c := ks.Desc.Namespace
+	switch {
+	case c == nil && r.hasNS:
+		r.d.t.Fatalf("streamdbgtest: %s(%q, %q).In(%v): state %q of %q has no namespaces; read it without In", r.reader, r.operator, r.name, r.ns, r.name, r.operator)
+	case c == nil:
+		return nil
+	case !r.hasNS:
+		r.d.t.Fatalf("streamdbgtest: %s(%q, %q): state %q of %q is kept per namespace (%s): name one with In, e.g. .In(%s)", r.reader, r.operator, r.name, r.name, r.operator, c.TypeName(), nsExample(c))
+	}
+	if want := state.GoType(c); want != nil && reflect.TypeOf(r.ns) != want {
+		r.d.t.Fatalf("streamdbgtest: %s(%q, %q).In(%v): the namespace is a %T; state %q of %q is kept per %s", r.reader, r.operator, r.name, r.ns, r.ns, r.name, r.operator, want)
+	}
+	return c.AppendAny(nil, r.ns)
+}
+
+func nsExample(c state.AnyCodec) string {
+	if state.GoType(c) == reflect.TypeFor[state.Window]() {
+		return "state.Window{Start: …, End: …}"
+	}
+	return "a " + c.TypeName()
+}
+
+func (r stateRef) in(ns any) stateRef {
+	r.ns, r.hasNS = ns, true
+	return r
 }
 
 // cast checks a value read from a table against T.
@@ -67,6 +117,11 @@ func ValueState[V any](d *Driver, operator, stateName string) *Value[V] {
 	return &Value[V]{stateRef{d: d, operator: operator, name: stateName, reader: "ValueState[" + typeName[V]() + "]", kinds: "value, reducing or aggregating"}}
 }
 
+// In reads the state in one namespace: the window of a window's state
+// (state.Window), as Flink's harness reads it with setCurrentNamespace.
+// A state kept per namespace can only be read so.
+func (s *Value[V]) In(namespace any) *Value[V] { return &Value[V]{s.ref.in(namespace)} }
+
 // Get returns the value for key (a value of the operator's key type);
 // false when the key has none.
 func (s *Value[V]) Get(key any) (V, bool) {
@@ -76,8 +131,8 @@ func (s *Value[V]) Get(key any) (V, bool) {
 	}, reflect.TypeFor[V](), nil)
 	var v any
 	var found bool
-	s.ref.at(ks, key, func(t state.Table) (err error) {
-		v, found, err = t.Get(nil)
+	s.ref.at(ks, key, func(t state.Table, ns []byte) (err error) {
+		v, found, err = t.Get(ns)
 		return err
 	})
 	if !found {
@@ -96,13 +151,16 @@ func ListState[V any](d *Driver, operator, stateName string) *List[V] {
 	return &List[V]{stateRef{d: d, operator: operator, name: stateName, reader: "ListState[" + typeName[V]() + "]", kinds: "list"}}
 }
 
+// In reads the state in one namespace, as Value.In.
+func (s *List[V]) In(namespace any) *List[V] { return &List[V]{s.ref.in(namespace)} }
+
 // Get returns the list for key; false when the key has none.
 func (s *List[V]) Get(key any) ([]V, bool) {
 	s.ref.d.t.Helper()
 	ks := s.ref.resolve(func(k state.Kind) bool { return k == state.KindList }, reflect.TypeFor[V](), nil)
 	var vs []any
-	s.ref.at(ks, key, func(t state.Table) (err error) {
-		vs, err = t.ListGet(nil)
+	s.ref.at(ks, key, func(t state.Table, ns []byte) (err error) {
+		vs, err = t.ListGet(ns)
 		return err
 	})
 	if len(vs) == 0 {
@@ -124,6 +182,9 @@ func MapState[K comparable, V any](d *Driver, operator, stateName string) *Map[K
 	return &Map[K, V]{stateRef{d: d, operator: operator, name: stateName, reader: "MapState[" + typeName[K]() + ", " + typeName[V]() + "]", kinds: "map"}}
 }
 
+// In reads the state in one namespace, as Value.In.
+func (s *Map[K, V]) In(namespace any) *Map[K, V] { return &Map[K, V]{s.ref.in(namespace)} }
+
 // Get returns the value of userKey in key's map; false when absent.
 func (s *Map[K, V]) Get(key any, userKey K) (V, bool) {
 	s.ref.d.t.Helper()
@@ -138,8 +199,8 @@ func (s *Map[K, V]) All(key any) map[K]V {
 	ks := s.ref.resolve(func(k state.Kind) bool { return k == state.KindMap }, reflect.TypeFor[V](), reflect.TypeFor[K]())
 	out := map[K]V{}
 	var failure error
-	s.ref.at(ks, key, func(t state.Table) error {
-		return t.MapRange(nil, func(uk []byte, v any) bool {
+	s.ref.at(ks, key, func(t state.Table, ns []byte) error {
+		return t.MapRange(ns, func(uk []byte, v any) bool {
 			k, err := ks.Desc.UserKey.DecodeAny(uk)
 			if err != nil {
 				failure = err
@@ -166,6 +227,9 @@ type Timer struct {
 }
 
 func (t Timer) String() string {
+	if t.Namespace != nil {
+		return fmt.Sprintf("%s timer of %v in %v at %d", t.Domain, t.Key, t.Namespace, t.Timestamp)
+	}
 	return fmt.Sprintf("%s timer of %v at %d", t.Domain, t.Key, t.Timestamp)
 }
 

@@ -405,7 +405,7 @@ func TestStopEarly(t *testing.T) {
 	if err != nil || n != 3 {
 		t.Fatalf("n=%d err=%v", n, err)
 	}
-	if _, err := diff.Run(context.Background(), openOurs(t, a), openOurs(t, b), diff.Options{Filter: "vlaue = 1"}, nil); err == nil || !strings.Contains(err.Error(), `unknown name "vlaue"`) {
+	if _, err := diff.Run(context.Background(), openOurs(t, a), openOurs(t, b), diff.Options{Filter: "vlaue = 1"}, nil); err == nil || !strings.Contains(err.Error(), `unknown name "vlaue"; names are change, operator_name, state_name, key, namespace, user_key, old_value, new_value, operator_id, key_group, kind`) {
 		t.Fatalf("bad filter: %v", err)
 	}
 }

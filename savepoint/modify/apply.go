@@ -95,10 +95,41 @@ func (p *Plan) snapshot() (*savepoint.Snapshot, error) {
 func (p *Plan) keyedGroup(om *savepoint.OperatorMeta, subtask int, stmts []*stmt) func(kg int) iter.Seq2[state.Entry, error] {
 	return func(kg int) iter.Seq2[state.Entry, error] {
 		seq := p.src.KeyedEntriesFor(om.ID, state.KeyGroupRange{Start: kg, End: kg})
+		lists := map[string]bool{}
 		for _, s := range stmts {
 			seq = s.applyKeyed(seq, om, subtask, kg)
+			if s.meta.Kind.IsList() && (s.kind == kindInsert || s.kind == kindDelete) {
+				lists[s.meta.StateName] = true
+			}
+		}
+		if len(lists) > 0 {
+			seq = renumberLists(seq, lists)
 		}
 		return seq
+	}
+}
+
+// renumberLists numbers the elements of each list of the named states 0,
+// 1, … in their order, as the job numbers them when it restores the list:
+// an element inserted past the end is appended, the ones after a deleted
+// one move up. Positions sort as numbers, so the entries stay in order.
+func renumberLists(in iter.Seq2[state.Entry, error], lists map[string]bool) iter.Seq2[state.Entry, error] {
+	return func(yield func(state.Entry, error) bool) {
+		var st string
+		var key, ns []byte
+		next := int64(0)
+		for e, err := range in {
+			if err == nil && lists[e.State] {
+				if e.State != st || !bytes.Equal(e.Key, key) || !bytes.Equal(e.Namespace, ns) {
+					st, key, ns, next = e.State, bytes.Clone(e.Key), bytes.Clone(e.Namespace), 0
+				}
+				e.UserKey = state.Position.Append(nil, next)
+				next++
+			}
+			if !yield(e, err) || err != nil {
+				return
+			}
+		}
 	}
 }
 
@@ -299,8 +330,10 @@ func (s *stmt) applyKeyed(in iter.Seq2[state.Entry, error], om *savepoint.Operat
 			v, err := s.set.Eval(env)
 			if err == nil {
 				var b []byte
-				if b, err = encode(s.meta.ValueType, v); err == nil {
-					e.Value = b
+				if b, err = encode(s.meta.ValueType, v, s.setText); err == nil {
+					if err = sameJSONKind(s.meta.ValueType, e.Value, b); err == nil {
+						e.Value = b
+					}
 				}
 			}
 			if err != nil {
@@ -347,7 +380,12 @@ func (p *Plan) operatorEntries(om *savepoint.OperatorMeta, subtask int, es []sta
 			}
 			v, err := s.set.Eval(env)
 			if err == nil {
-				e.Value, err = encode(s.meta.ValueType, v)
+				var b []byte
+				if b, err = encode(s.meta.ValueType, v, s.setText); err == nil {
+					if err = sameJSONKind(s.meta.ValueType, e.Value, b); err == nil {
+						e.Value = b
+					}
+				}
 			}
 			if err != nil {
 				return nil, s.rowError(env, err)

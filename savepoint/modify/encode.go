@@ -1,6 +1,7 @@
 package modify
 
 import (
+	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -64,8 +65,11 @@ func staticFits(typeName, static string) bool {
 	return static != "null" // JSON: anything but NULL (use DELETE)
 }
 
-// encode turns a dynamic value into the bytes of a stored type.
-func encode(typeName string, v any) ([]byte, error) {
+// encode turns a dynamic value into the bytes of a stored type. text says
+// the expression is a string by its static type (a literal): into a JSON
+// type it is JSON text, as a string literal is for a JSON column in SQL,
+// not a JSON string; a string read from state stays a string.
+func encode(typeName string, v any, text bool) ([]byte, error) {
 	bad := func() ([]byte, error) {
 		_, want := writable(typeName)
 		return nil, fmt.Errorf("%s is not %s (type %s)", describe(v), want, typeName)
@@ -127,6 +131,13 @@ func encode(typeName string, v any) ([]byte, error) {
 	if strings.HasPrefix(typeName, "json:") {
 		if v == nil {
 			return nil, fmt.Errorf("NULL cannot be stored (type %s); DELETE the entry instead", typeName)
+		}
+		if x, ok := v.(string); ok && text {
+			var b bytes.Buffer
+			if err := json.Compact(&b, []byte(x)); err != nil {
+				return nil, fmt.Errorf("%q is not JSON text (type %s: %v); a JSON string is written in double quotes, '\"…\"'", x, typeName, err)
+			}
+			return b.Bytes(), nil
 		}
 		j, err := toJSON(v, 0)
 		if err != nil {
@@ -194,4 +205,39 @@ func describe(v any) string {
 		return fmt.Sprintf("%v (a boolean)", x)
 	}
 	return fmt.Sprintf("%v", v)
+}
+
+// jsonKind names the kind of a JSON text's top-level value ("" when it is
+// empty).
+func jsonKind(b []byte) string {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	if len(b) == 0 {
+		return ""
+	}
+	switch b[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
+// sameJSONKind refuses a new JSON value of another kind than the value it
+// replaces: the job decodes both into one Go type, so an object cannot
+// become a number, and nothing here knows that type to check more.
+func sameJSONKind(typeName string, old, new []byte) error {
+	if !strings.HasPrefix(typeName, "json:") {
+		return nil
+	}
+	if o, n := jsonKind(old), jsonKind(new); o != "" && o != "null" && o != n {
+		return fmt.Errorf("the value is a JSON %s, the new value a JSON %s (%s): the job could not restore it", o, n, typeName)
+	}
+	return nil
 }

@@ -46,6 +46,9 @@ type stmt struct {
 	meta  state.StateMeta
 	where *query.Compiled
 	set   *query.Compiled // UPDATE's new value
+	// setText: the new value is a string by its static type (JSON text
+	// for a JSON state, see encode).
+	setText bool
 	// keyFilter skips entries of other keys without decoding them when the
 	// WHERE pins keys.
 	keyFilter *state.KeyFilter
@@ -200,7 +203,17 @@ func (p *Plan) compile(st *query.Statement, text string) (*stmt, error) {
 			if err := checkType(a.Value.Pos, m, m.ValueType, typ, "value"); err != nil {
 				return nil, err
 			}
-			s.set = c
+			s.set, s.setText = c, typ == "string"
+			if s.setText && strings.HasPrefix(m.ValueType, "json:") {
+				// A constant (a literal) that is not JSON text fails
+				// every row: say so before anything is read.
+				if v, err := c.Eval(query.EnvMap{}); err == nil {
+					if _, err := encode(m.ValueType, v, true); err != nil {
+						return nil, query.ErrorAt(a.Value.Pos, fmt.Sprintf("value of %s: %v", m.QualifiedName(), err), "")
+					}
+				}
+			}
+
 		}
 	case kindDelete:
 		if err := where(st.Delete.Where); err != nil {
@@ -288,7 +301,7 @@ func (p *Plan) compileInsert(s *stmt, in *query.Insert) error {
 			if err != nil {
 				return err
 			}
-			b, err := encode(types[n], v)
+			b, err := encode(types[n], v, typ == "string")
 			if err != nil {
 				return query.ErrorAt(x.Pos, fmt.Sprintf("%s of %s: %v", n, m.QualifiedName(), err), "")
 			}

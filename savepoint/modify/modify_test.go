@@ -317,3 +317,160 @@ func TestNeverInPlace(t *testing.T) {
 		t.Fatalf("in place: %v", err)
 	}
 }
+
+// TestJSONValues: a state with a JSON codec (json:T, T a Go struct of the
+// job) takes a string literal as JSON text, as a JSON column does in SQL,
+// and an UPDATE that would change a row's JSON kind (an object into a
+// number) fails naming the row. Before: the literal was stored as a JSON
+// string, `query` showed the same text, and the job failed to restore the
+// savepoint (json: cannot unmarshal string into fixtures.PartitionOffset).
+func TestJSONValues(t *testing.T) {
+	src := ordersSavepoint(t, 100)
+	dst := filepath.Join(t.TempDir(), "out")
+	p := compile(t, src, `UPDATE "Source: orders"."offsets" SET value = '{"partition": 0,  "offset": 5}' WHERE position = 0`)
+	if err := p.Write(vfs.Default, dst); err != nil {
+		t.Fatal(err)
+	}
+	sp, err := savepoint.Open(vfs.Default, dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := query.RunText(context.Background(), sp, `SELECT value.partition, value.offset, value FROM operator_state WHERE position = 0`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for row, err := range rows.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if row[0] != int64(0) || row[1] != int64(5) {
+			t.Errorf("offsets[0] after the update: partition %v, offset %v (value %#v), want 0 and 5", row[0], row[1], row[2])
+		}
+	}
+	// The job restores it: the source resumes partition 0 at offset 5.
+	_, input := orderLines(600)
+	s := newSession(t, ordersJob(t, input), dst)
+	st, err := s.Next()
+	if err == nil && st.Failure != nil {
+		err = st.Failure
+	}
+	if err != nil {
+		t.Fatalf("restore of the modified savepoint: %v", err)
+	}
+
+	for _, c := range []struct{ text, want string }{
+		{`UPDATE "Source: orders"."offsets" SET value = 5`, `subtask 0 position 0: the value is a JSON object, the new value a JSON number`},
+		{`UPDATE "Source: orders"."offsets" SET value = '[1, 2]'`, `the value is a JSON object, the new value a JSON array`},
+	} {
+		err := compile(t, src, c.text).Write(vfs.Default, filepath.Join(t.TempDir(), "out"))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s:\n got %v\nwant %s", c.text, err, c.want)
+		}
+	}
+
+	// A literal that is not JSON text is refused before anything is read.
+	sp0, err := savepoint.Open(vfs.Default, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ text, want string }{
+		{`UPDATE "Source: orders"."offsets" SET value = 'hello'`, `1:47: value of Source: orders.offsets: "hello" is not JSON text`},
+		{`UPDATE "Source: orders"."offsets" SET value = '{"offset": 5'`, `1:47: value of Source: orders.offsets: "{\"offset\": 5" is not JSON text`},
+	} {
+		_, err := modify.Compile(sp0, c.text)
+		var qe *query.Error
+		if !errors.As(err, &qe) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s:\n got %v\nwant %s", c.text, err, c.want)
+		}
+	}
+
+	// A JSON value written back as read keeps it.
+	same := filepath.Join(t.TempDir(), "same")
+	if err := compile(t, src, `UPDATE "Source: orders"."offsets" SET value = value`).Write(vfs.Default, same); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := offsetsOf(t, src), offsetsOf(t, same); a != b {
+		t.Errorf("SET value = value changed the offsets:\n%s\n%s", a, b)
+	}
+}
+
+// offsetsOf lists the source's offsets in a savepoint, as JSON lines.
+func offsetsOf(t *testing.T, dir string) string {
+	t.Helper()
+	sp, err := savepoint.Open(vfs.Default, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := query.RunText(context.Background(), sp, `SELECT subtask, position, value FROM operator_state`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := query.Format(&b, rows, "json"); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestListPositions: keyed list elements are numbered 0, 1, … in the new
+// savepoint after INSERT and DELETE, as the job numbers them when it
+// restores the list (before: an element inserted at position 5 of a
+// one-element list, or left after its predecessor was deleted, kept that
+// position in the savepoint, so query and a later modify saw another list
+// than the restored job had).
+func TestListPositions(t *testing.T) {
+	job := func() *runtime.Job {
+		j, err := fixtures.Build("payments", fixtures.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	src := filepath.Join(t.TempDir(), "sp")
+	s := newSession(t, job(), "")
+	if _, err := s.Run(context.Background(), session.RunOptions{Steps: 40}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Savepoint(vfs.Default, src); err != nil {
+		t.Fatal(err)
+	}
+	const list = `"unpaid"."payments"`
+	keys := readTotals(t, src, list)
+	var key string
+	for k := range keys {
+		if strings.HasSuffix(k, "/0") {
+			key = strings.TrimSuffix(k, "/0")
+			break
+		}
+	}
+	if key == "" {
+		t.Fatalf("no list in %v", keys)
+	}
+	dst := filepath.Join(t.TempDir(), "out")
+	p := compile(t, src, fmt.Sprintf(`
+INSERT INTO %[1]s (key, user_key, value) VALUES ('%[2]s', 5, 1005), ('%[2]s', 7, 1007);
+DELETE FROM %[1]s WHERE key = '%[2]s' AND user_key = 0`, list, key))
+	if err := p.Write(vfs.Default, dst); err != nil {
+		t.Fatal(err)
+	}
+	got := readTotals(t, dst, list)
+	if got[key+"/0"] != int64(1005) || got[key+"/1"] != int64(1007) || len(got) != len(keys)+1 {
+		t.Errorf("list of %s after the statements: %v", key, got)
+	}
+	// The restored job has the same list at the same positions.
+	r := newSession(t, job(), dst)
+	rows, err := r.Query(context.Background(), `SELECT key, user_key, value FROM "unpaid"."payments"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := map[string]any{}
+	for row, err := range rows.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		live[fmt.Sprintf("%v/%v", row[0], row[1])] = row[2]
+	}
+	if fmt.Sprint(live) != fmt.Sprint(got) {
+		t.Errorf("restored lists differ from the savepoint's:\n%v\n%v", live, got)
+	}
+}
