@@ -68,6 +68,14 @@ func (p *textList) setLines(raw []string, at int) {
 	p.clamp()
 }
 
+// keepLines replaces the lines and keeps the cursor and the scroll
+// position (the same lines, refreshed after a command that did not stop).
+func (p *textList) keepLines(raw []string) {
+	p.raw = raw
+	p.layout()
+	p.clamp()
+}
+
 func (p *textList) layout() {
 	p.lines, p.src = p.lines[:0], p.src[:0]
 	width := p.w - 2

@@ -715,3 +715,41 @@ func TestOfferedLineIsReplacedByTyping(t *testing.T) {
 	}
 	press(t, bm, "esc")
 }
+
+// TestCommandWithoutStopKeepsTheScreen: a command that does not stop the
+// session (break, a query) leaves the plan's selection, the state pane's
+// operator and the panes' scroll where the user put them; only a new stop
+// goes to where it stopped. (Before: every command went back to the last
+// step's subtask and scrolled the output to its end.)
+func TestCommandWithoutStopKeepsTheScreen(t *testing.T) {
+	m := newModel(t, 120, 40)
+	press(t, m, "N", "s") // next 100, then a step: the source reads a line
+	if op, _ := m.state.operator(); op.Name != "Source: lines" {
+		t.Fatalf("after s the state pane shows %s, not the source that stepped", op.Name)
+	}
+	m.focus = panePlan
+	press(t, m, "G") // count[1]
+	m.focus = paneOutput
+	press(t, m, "g") // the output's first records
+	before := screen(m.View())
+	contains(t, before, "State · count ‹op 1/2› [1/2]", "┌ Output · ", " · 1–")
+	command(t, m, "break at count when key = 'nosuch'")
+	command(t, m, "SELECT COUNT(*) FROM keyed_state")
+	press(t, m, "esc")
+	got := screen(m.View())
+	contains(t, got, "State · count ‹op 1/2› [1/2]")
+	outTitle := func(s string) string {
+		for _, l := range strings.Split(s, "\n") {
+			if i := strings.Index(l, "┌ Output"); i >= 0 {
+				return l[i:]
+			}
+		}
+		return ""
+	}
+	if outTitle(got) != outTitle(before) {
+		t.Fatalf("the output pane moved: %q, was %q", outTitle(got), outTitle(before))
+	}
+	// A new stop goes where it stopped again.
+	press(t, m, "s")
+	contains(t, screen(m.View()), "State · tokenize ‹op 2/2› [0/1]")
+}
