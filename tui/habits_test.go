@@ -357,6 +357,24 @@ func TestSortChangedTotals(t *testing.T) {
 	}
 }
 
+// TestSortTooLargeSaysWhy: S on a table of more rows than a sort holds
+// says so on the status line (before: it said "state: unsorted", and the
+// reason, below a full page, was cut off).
+func TestSortTooLargeSaysWhy(t *testing.T) {
+	m := newModel(t, 120, 40)
+	command(t, m, "next 5")
+	m.focus = paneState
+	old := sortLimit
+	t.Cleanup(func() { sortLimit = old })
+	sortLimit = 5
+	press(t, m, "S")
+	got := screen(m.View())
+	contains(t, got, "sorting needs every row in memory: this table has more than 5")
+	if strings.Contains(got, "unsorted") || strings.Contains(got, "sorted by") {
+		t.Fatalf("a sort that did not happen is said to have:\n%s", got)
+	}
+}
+
 func changedIn(st *session.StopView, op string, sub int) int {
 	n := 0
 	for id := range st.Changes {

@@ -44,13 +44,13 @@ var sortNames = [...]string{"", "key", "value", "changed first"}
 // and a total counts at most countBudget rows (a larger table says it has
 // at least that many; the counts of key groups a stop did not write are
 // kept, so a stop recounts only what it changed).
-const (
-	sortLimit   = 100_000
-	countBudget = 20_000
-)
+const countBudget = 20_000
 
-// searchLimit is a variable for tests only.
-var searchLimit = 1_000_000
+// sortLimit and searchLimit are variables for tests only.
+var (
+	sortLimit   = 100_000
+	searchLimit = 1_000_000
+)
 
 // statePane shows one operator's state in one subtask as a paged table.
 type statePane struct {
@@ -312,7 +312,7 @@ func (p *statePane) readAll(src rowSource) ([]pageRow, error) {
 			return nil, err
 		}
 		if len(rows) == sortLimit {
-			return nil, fmt.Errorf("sorting needs every row in memory: this table has more than %s; filter it first (f) or show changed rows only (C)", commas(sortLimit))
+			return nil, fmt.Errorf("sorting needs every row in memory: this table has more than %s; filter it first (f) or show changed rows only (C)", commas(int64(sortLimit)))
 		}
 		rows = append(rows, r)
 	}
@@ -459,12 +459,15 @@ func (p *statePane) Update(msg tea.Msg) tea.Cmd {
 		case key.Matches(msg, k.PrevOp):
 			return p.pickOperator(-1)
 		case key.Matches(msg, k.Sort):
-			p.sort = (p.sort + 1) % sortModes
+			want := (p.sort + 1) % sortModes
+			p.sort = want
 			p.rebuild(false)
-			if p.sort == sortNone {
+			switch {
+			case want == sortNone:
 				return status("state: unsorted (key-group order)", false)
-			}
-			if p.sorted == nil {
+			case p.sorted == nil:
+				// rebuild could not sort (too many rows) and went back to
+				// no order: say why, not "unsorted".
 				return status(p.note, true)
 			}
 			return status("state sorted by "+sortNames[p.sort], false)
