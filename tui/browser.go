@@ -300,7 +300,7 @@ func (b *browser) key(k tea.KeyPressMsg) tea.Cmd {
 		return b.prompt.offer("filter", b.filter)
 	case key.Matches(k, km.Diff):
 		b.prompt.open("diff", "")
-		b.prompt.input.Prompt = "diff " + b.sp.Dir + " against: "
+		b.prompt.setLabel("diff " + b.sp.Dir + " against: ")
 		return nil
 	case key.Matches(k, km.Search):
 		b.focus = 1

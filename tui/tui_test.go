@@ -753,3 +753,36 @@ func TestCommandWithoutStopKeepsTheScreen(t *testing.T) {
 	press(t, m, "s")
 	contains(t, screen(m.View()), "State · tokenize ‹op 2/2› [0/1]")
 }
+
+// TestPromptLineFitsTheScreen: the bar's label, its text and the cursor
+// fit the screen whatever the label (filter:, the browser's long diff
+// label), so the end of a long line, where one types, shows (before: the
+// line ran past the screen's edge by the label's width and was cut there,
+// hiding the last characters typed).
+func TestPromptLineFitsTheScreen(t *testing.T) {
+	barLine := func(s string) string {
+		lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+		return lines[len(lines)-2]
+	}
+	long := "key LIKE 'w1999%' AND value > 0 AND value < 100 AND key != 'abc' AND key != 'XYZ'"
+	m := newModel(t, 60, 20)
+	command(t, m, "next 3")
+	m.focus = paneState
+	press(t, m, "f")
+	typeText(t, m, long)
+	got := screen(m.View())
+	checkScreen(t, got, 60, 20)
+	if l := barLine(got); !strings.Contains(l, "key != 'XYZ'") || strings.Contains(l, "…") {
+		t.Fatalf("the filter bar hides the end of the line typed: %q", l)
+	}
+
+	b, bm := newTestBrowser(t, ordersSavepoint(t))
+	b.SetSize(60, 20)
+	press(t, bm, "d")
+	typeText(t, bm, "/tmp/another/savepoint/dir")
+	got = screen(bm.View())
+	checkScreen(t, got, 60, 20)
+	if l := barLine(got); !strings.Contains(l, " against: /tmp/another/savepoint/dir") {
+		t.Fatalf("the diff bar: %q", l)
+	}
+}
