@@ -226,8 +226,8 @@ func TestInterrupt(t *testing.T) {
 	if _, c := m.Update(keyMsg("n")); c != nil {
 		t.Fatal("n started a second command while running")
 	}
-	if !strings.Contains(m.status, "1 key queued: continue is running") {
-		t.Fatalf("a key while running gives no feedback: %q", m.status)
+	if got := screen(m.View()); !strings.Contains(got, "1 key queued: continue is running") {
+		t.Fatalf("a key while running gives no feedback on the screen:\n%s", got)
 	}
 	_, c := m.Update(keyMsg("esc"))
 	if c != nil {
