@@ -786,3 +786,42 @@ func TestPromptLineFitsTheScreen(t *testing.T) {
 		t.Fatalf("the diff bar: %q", l)
 	}
 }
+
+// TestBrowserQueryOfTimerState: ':' on a timer state offers a query of the
+// timers table, which has its timers (before: the "operator"."state"
+// shorthand, which reads keyed and operator state only: 0 rows).
+func TestBrowserQueryOfTimerState(t *testing.T) {
+	s := newSession(t, "clicks", runtime.Options{})
+	if _, err := s.Execute(t.Context(), "next 20"); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "sp")
+	if _, err := s.Execute(t.Context(), "savepoint "+dir); err != nil {
+		t.Fatal(err)
+	}
+	b, bm := newTestBrowser(t, dir)
+	b.SetSize(120, 40)
+	found := false
+	for i, it := range b.items {
+		if it.meta.Kind == "timers" && it.gap == "" {
+			b.sel, found = i, true
+			break
+		}
+	}
+	if !found {
+		t.Fatal("no timer state in the clicks savepoint")
+	}
+	b.choose()
+	entries := len(b.entries.page)
+	if entries == 0 {
+		t.Fatal("the timer state shows no entries")
+	}
+	press(t, bm, ":", "enter")
+	tv, ok := b.overlay.(*tableView)
+	if !ok {
+		t.Fatalf("no query result: %T, status %q", b.overlay, b.status)
+	}
+	if len(tv.q.rows) != entries {
+		t.Fatalf("the offered query %q has %d rows, the entries pane %d:\n%s", b.prompt.history["command"], len(tv.q.rows), entries, screen(bm.View()))
+	}
+}
