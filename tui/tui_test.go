@@ -384,6 +384,7 @@ func TestWatches(t *testing.T) {
 	golden(t, "watches_80x24", got)
 
 	command(t, m, "watch SELECT COUNT(*) AS n FROM keyed_state")
+	contains(t, screen(m.View()), "#2 · 1 row · SELECT COUNT(*)") // not "1 rows"
 	if len(m.watches.ids) != 2 || m.watches.sel != 1 {
 		t.Fatalf("second watch: ids %v sel %d", m.watches.ids, m.watches.sel)
 	}
