@@ -10,10 +10,12 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"streamdbg/fixtures"
 	"streamdbg/runtime"
 	"streamdbg/runtime/session"
+	"streamdbg/savepoint"
 	"streamdbg/tui/keys"
 	"streamdbg/tui/styles"
 )
@@ -824,5 +826,30 @@ func TestBrowserQueryOfTimerState(t *testing.T) {
 	}
 	if len(tv.q.rows) != entries {
 		t.Fatalf("the offered query %q has %d rows, the entries pane %d:\n%s", b.prompt.history["command"], len(tv.q.rows), entries, screen(bm.View()))
+	}
+}
+
+// TestStartFromASavepoint: a session that starts from a savepoint says
+// where it is and that n reads the next record (before: "n reads the first
+// record", at record 8).
+func TestStartFromASavepoint(t *testing.T) {
+	s := newSession(t, "wordcount", runtime.Options{})
+	if _, err := s.Execute(t.Context(), "next 8"); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "sp")
+	if _, err := s.Execute(t.Context(), "savepoint "+dir); err != nil {
+		t.Fatal(err)
+	}
+	sp, err := savepoint.Open(vfs.Default, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(newSessionOpts(t, "wordcount", session.Options{Restore: runtime.FromSavepoint(sp)}), Options{NoColor: true})
+	m.SetSize(120, 40)
+	got := screen(m.View())
+	contains(t, got, "▶ at record 8: n reads record 9")
+	if strings.Contains(got, "first record") {
+		t.Fatalf("the screen says n reads the first record at record 8:\n%s", got)
 	}
 }
