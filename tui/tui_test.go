@@ -853,3 +853,26 @@ func TestStartFromASavepoint(t *testing.T) {
 		t.Fatalf("the screen says n reads the first record at record 8:\n%s", got)
 	}
 }
+
+// TestSearchNextOnTheLastPage: . and , go from match to match in a list
+// without a cursor (help) also where the matches are on its last page
+// (before: the view, unable to scroll past the last page, stayed, and .
+// found the same match again).
+func TestSearchNextOnTheLastPage(t *testing.T) {
+	m := newModel(t, 120, 40)
+	press(t, m, "?", "/")
+	typeText(t, m, "restore")
+	press(t, m, "enter")
+	var got []string
+	for _, k := range []string{"", ".", ".", ".", ","} {
+		if k != "" {
+			press(t, m, k)
+		}
+		got = append(got, strings.SplitN(m.status, " (", 2)[0])
+	}
+	want := []string{`"restore": match 1 of 3`, `"restore": match 2 of 3`, `"restore": match 3 of 3`, `"restore": match 1 of 3`, `"restore": match 3 of 3`}
+	if !slices.Equal(got, want) {
+		t.Fatalf("search, . . . ,: %q, want %q", got, want)
+	}
+	contains(t, screen(m.View()), `"restore": match 3 of 3`)
+}
