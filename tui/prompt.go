@@ -126,7 +126,7 @@ func (p *prompt) Update(k tea.KeyPressMsg) (tea.Cmd, *promptMsg) {
 		}
 	}
 	switch k.String() {
-	case "esc":
+	case "esc", "ctrl+c": // ctrl+c drops the line, as a shell's prompt does
 		p.close()
 		return nil, nil
 	case "enter":

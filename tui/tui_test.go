@@ -876,3 +876,20 @@ func TestSearchNextOnTheLastPage(t *testing.T) {
 	}
 	contains(t, screen(m.View()), `"restore": match 3 of 3`)
 }
+
+// TestCtrlCClosesTheBar: ctrl+c in the command bar drops the line and
+// closes the bar, as esc does and a shell's prompt (before: it did
+// nothing, and the bar stayed open).
+func TestCtrlCClosesTheBar(t *testing.T) {
+	m := newModel(t, 120, 40)
+	press(t, m, ":")
+	typeText(t, m, "next 5")
+	press(t, m, "ctrl+c")
+	got := screen(m.View())
+	if m.prompt.active() || strings.Contains(got, ":next 5") {
+		t.Fatalf("ctrl+c left the bar open:\n%s", got)
+	}
+	if m.view.Position != 0 {
+		t.Fatalf("ctrl+c ran the line: at record %d", m.view.Position)
+	}
+}
