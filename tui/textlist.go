@@ -279,8 +279,14 @@ func (p *textList) View(focused bool) string {
 		out = append(out, l)
 	}
 	title := p.title
-	if len(p.lines) > inner {
+	switch {
+	case len(p.lines) <= inner || p.offset >= end:
+	case p.noCursor: // text (help, details): its lines on screen
 		title += fmt.Sprintf(" · %d–%d of %d", p.offset+1, end, len(p.lines))
+	default:
+		// Items (records, events) as given, not as wrapped: "12
+		// records · 5–12 of 12", not "9–21 of 21".
+		title += fmt.Sprintf(" · %d–%d of %d", p.src[p.offset]+1, p.src[end-1]+1, len(p.raw))
 	}
 	if p.hoff > 0 {
 		title += fmt.Sprintf(" · →%d", p.hoff)

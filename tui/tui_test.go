@@ -893,3 +893,24 @@ func TestCtrlCClosesTheBar(t *testing.T) {
 		t.Fatalf("ctrl+c ran the line: at record %d", m.view.Position)
 	}
 }
+
+// TestOutputTitleCountsRecords: the output pane's range counts records,
+// also when long records wrap over several lines (before: "12 records ·
+// 9–21 of 21", lines for records).
+func TestOutputTitleCountsRecords(t *testing.T) {
+	m := newJobModel(t, "clicks", 120, 40)
+	command(t, m, "next 20")
+	n := len(m.view.Outputs)
+	if len(m.output.lines) <= len(m.output.raw) {
+		t.Fatalf("no record wraps: %d lines for %d records", len(m.output.lines), n)
+	}
+	title := ""
+	for _, l := range strings.Split(screen(m.View()), "\n") {
+		if i := strings.Index(l, "┌ Output"); i >= 0 {
+			title = l[i:]
+		}
+	}
+	if !strings.Contains(title, fmt.Sprintf("–%d of %d ─", n, n)) {
+		t.Fatalf("output title %q, want its range to end at record %d of %d", title, n, n)
+	}
+}
