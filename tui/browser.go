@@ -124,6 +124,20 @@ func newBrowser(sp *session.Savepoint, st *styles.Styles, k *keys.KeyMap, nested
 	return b
 }
 
+// stateQuery is the query the browser's bar offers for a state: its
+// entries, and for a timer state its timers (in the timers table: the
+// "operator"."state" shorthand reads keyed and operator state only).
+func stateQuery(m session.StateMeta) string {
+	if m.Kind != "timers" {
+		return fmt.Sprintf("SELECT key, value FROM %q.%q LIMIT 100", m.OperatorName, m.Name)
+	}
+	where := fmt.Sprintf("operator_id = '%s'", m.OperatorID)
+	if d := session.TimerDomain(m.Name); d != "" {
+		where += fmt.Sprintf(" AND domain = '%s'", d)
+	}
+	return "SELECT key, namespace, timestamp FROM timers WHERE " + where + " LIMIT 100"
+}
+
 func (b *browser) layout() (metaH, leftW, bodyH int) {
 	metaH = min(len(b.items)+3, max(4, b.h/4))
 	bodyH = max(4, b.h-metaH-3)
@@ -292,15 +306,14 @@ func (b *browser) key(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, km.Command):
 		v := "SELECT * FROM keyed_state LIMIT 100"
 		if len(b.items) > 0 {
-			m := b.items[b.sel].meta
-			v = fmt.Sprintf("SELECT key, value FROM %q.%q LIMIT 100", m.OperatorName, m.Name)
+			v = stateQuery(b.items[b.sel].meta)
 		}
 		return b.prompt.offer("command", v)
 	case key.Matches(k, km.Filter):
 		return b.prompt.offer("filter", b.filter)
 	case key.Matches(k, km.Diff):
 		b.prompt.open("diff", "")
-		b.prompt.input.Prompt = "diff " + b.sp.Dir + " against: "
+		b.prompt.setLabel("diff " + b.sp.Dir + " against: ")
 		return nil
 	case key.Matches(k, km.Search):
 		b.focus = 1

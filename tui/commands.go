@@ -212,7 +212,7 @@ func (m *Model) done(d doneMsg) tea.Cmd {
 func (m *Model) result(d doneMsg) tea.Cmd {
 	m.busy = nil
 	m.state.frozen = false
-	m.refresh()
+	m.refresh(d.res.Stop != nil, d.line)
 	c, args, _ := session.ParseLine(d.line)
 	switch {
 	case d.err != nil:

@@ -357,6 +357,66 @@ func TestSortChangedTotals(t *testing.T) {
 	}
 }
 
+// TestSortTooLargeSaysWhy: S on a table of more rows than a sort holds
+// says so on the status line (before: it said "state: unsorted", and the
+// reason, below a full page, was cut off).
+func TestSortTooLargeSaysWhy(t *testing.T) {
+	m := newModel(t, 120, 40)
+	command(t, m, "next 5")
+	m.focus = paneState
+	old := sortLimit
+	t.Cleanup(func() { sortLimit = old })
+	sortLimit = 5
+	press(t, m, "S")
+	got := screen(m.View())
+	contains(t, got, "sorting needs every row in memory: this table has more than 5")
+	if strings.Contains(got, "unsorted") || strings.Contains(got, "sorted by") {
+		t.Fatalf("a sort that did not happen is said to have:\n%s", got)
+	}
+}
+
+// TestTotalAfterReadingEveryRow: a table larger than the count budget is
+// said to have at least the rows counted, never fewer than the rows
+// shown; G and a sort read every row, and the total is exact after them
+// (before: G showed the last rows under "≥ 20,243 rows (not all
+// counted)", a total below the row numbers beside it).
+func TestTotalAfterReadingEveryRow(t *testing.T) {
+	old := countBudget
+	t.Cleanup(func() { countBudget = old })
+	countBudget = 5
+	statusOf := func(m *Model) string {
+		for _, l := range strings.Split(screen(m.View()), "\n") {
+			if i := strings.Index(l, "rows"); i >= 0 && strings.Contains(l, " · ") && strings.Contains(l, "││") {
+				return strings.TrimRight(l[strings.LastIndex(l, "││")+len("││"):], "│ ")
+			}
+		}
+		return ""
+	}
+	m := newModel(t, 120, 40)
+	command(t, m, "next 5")
+	m.focus = paneState
+	n := changedIn(m.view.Stop, "count", 0) // every key of count[0] is new
+	if got := statusOf(m); !strings.HasPrefix(got, "≥ ") || !strings.Contains(got, "(not all counted)") {
+		t.Fatalf("a table over the budget: %q", got)
+	}
+	press(t, m, "G")
+	if got, want := statusOf(m), fmt.Sprintf("%d rows · ", n); !strings.HasPrefix(got, want) || !strings.HasSuffix(got, fmt.Sprintf("–%d", n)) {
+		t.Fatalf("after G: %q, want %q…–%d\n%s", got, want, n, screen(m.View()))
+	}
+	press(t, m, "g")
+	if got, want := statusOf(m), fmt.Sprintf("%d rows · 1–", n); !strings.HasPrefix(got, want) {
+		t.Fatalf("after G, g: %q, want %q…", got, want)
+	}
+
+	m = newModel(t, 120, 40)
+	command(t, m, "next 5")
+	m.focus = paneState
+	press(t, m, "S", "S", "S", "S") // key, value, changed first, none
+	if got, want := statusOf(m), fmt.Sprintf("%d rows · 1–", n); !strings.HasPrefix(got, want) {
+		t.Fatalf("sorted, then unsorted: %q, want %q…", got, want)
+	}
+}
+
 func changedIn(st *session.StopView, op string, sub int) int {
 	n := 0
 	for id := range st.Changes {

@@ -169,9 +169,16 @@ func (m *Model) statusLine() string {
 	case m.prompt.active():
 		return m.prompt.View()
 	case m.busy != nil:
+		// What a key pressed meanwhile says (queued, dropped,
+		// interrupting…) takes the place of the interrupt hint, which it
+		// repeats.
 		p := m.busy.progress
-		return m.st.Status.Render(fmt.Sprintf(" %s · record %s · %s read · %s records/s · %s · esc/ctrl+c interrupts",
-			m.busy.line, commas(p.Position()), commas(p.Records()), commas(int64(p.Rate())), time.Since(m.busy.started).Round(100*time.Millisecond)))
+		tail := "esc/ctrl+c interrupts"
+		if m.status != "" {
+			tail = m.status
+		}
+		return m.st.Status.Render(fmt.Sprintf(" %s · record %s · %s read · %s records/s · %s · %s",
+			m.busy.line, commas(p.Position()), commas(p.Records()), commas(int64(p.Rate())), time.Since(m.busy.started).Round(100*time.Millisecond), tail))
 	case m.count != "":
 		return " count " + m.count + " (N runs next " + m.count + ")"
 	case m.statusErr:

@@ -88,7 +88,7 @@ func New(s *session.Session, o Options) *Model {
 	m.watches = &watchPane{keys: &m.keys, st: &m.st}
 	m.prompt = newPrompt()
 	m.SetSize(120, 40)
-	m.refresh()
+	m.refresh(true, "")
 	return m
 }
 
@@ -324,8 +324,12 @@ func pointer(msg tea.MouseMsg, x, y int) tea.Msg {
 func (m *Model) setStatus(s string, isErr bool) { m.status, m.statusErr = s, isErr }
 
 // refresh takes a view of the session and hands it to the panes; it runs
-// only while no command owns the session.
-func (m *Model) refresh() {
+// only while no command owns the session. stopped says the session
+// stopped anew: the screen goes to where it stopped (follow), the record
+// pane to the stop's events and the output to its end. After a command
+// that did not stop (break, watch, a query) the panes stay where the user
+// put them.
+func (m *Model) refresh(stopped bool, line string) {
 	m.view = m.s.View()
 	v := m.view
 	m.plan.setTasks(v.Tasks)
@@ -342,22 +346,32 @@ func (m *Model) refresh() {
 			}
 		}
 	}
-	m.follow(v)
+	if stopped {
+		m.follow(v, line)
+	}
 	rv := describeStop(v)
 	m.record.pinned = []string{rv.pinned}
 	m.record.title = fmt.Sprintf("Record %d", v.Position)
 	if v.Stop != nil && v.Stop.Records > 1 {
 		m.record.title += fmt.Sprintf(" · %s read", commas(v.Stop.Records))
 	}
-	m.record.setLines(rv.lines, rv.focus)
-	m.record.offset = min(rv.start, m.record.lineOf(rv.focus))
-	m.record.clamp()
+	if stopped {
+		m.record.setLines(rv.lines, rv.focus)
+		m.record.offset = min(rv.start, m.record.lineOf(rv.focus))
+		m.record.clamp()
+	} else {
+		m.record.keepLines(rv.lines)
+	}
 	m.events = rv.events
 	lines := make([]string, len(v.Outputs))
 	for i, o := range v.Outputs {
 		lines[i] = fmt.Sprintf("#%d %s[%d] %s", o.Seq, o.Sink, o.Subtask, showRecord(o.Value))
 	}
-	m.output.setLines(lines, -1)
+	if stopped {
+		m.output.setLines(lines, -1)
+	} else {
+		m.output.keepLines(lines)
+	}
 	m.output.title = "Output · " + plural(v.OutputTotal, "record", "records")
 	if int64(len(v.Outputs)) < v.OutputTotal {
 		m.output.title += fmt.Sprintf(" · the last %s kept", commas(int64(len(v.Outputs))))
@@ -367,7 +381,9 @@ func (m *Model) refresh() {
 	}
 	m.watches.setWatches(v.Watches)
 	m.prompt.vocab = vocabularyOf(v.Tasks)
-	m.state.invalidate(v.Stop)
+	if stopped {
+		m.state.invalidate(v.Stop)
+	}
 	if st := v.Stop; st != nil && (st.Reason == session.ReasonBreakpoint || st.Reason == session.ReasonStep) && st.Last.Key != nil {
 		m.state.setPin(st.Last.Key, true)
 	} else {
@@ -378,8 +394,11 @@ func (m *Model) refresh() {
 
 // follow selects where execution stopped, as a debugger switches to the
 // thread that hit a breakpoint: after a breakpoint, a step or a failure the
-// plan selects that subtask and the state pane shows that operator.
-func (m *Model) follow(v *session.View) {
+// plan selects that subtask and the state pane shows that operator. A step
+// of a two-input operator's input (line: step INPUT OP[i], what [ and ]
+// run) that read the source feeding it stays on the operator's subtask,
+// where the next [ or ] goes on.
+func (m *Model) follow(v *session.View, line string) {
 	st := v.Stop
 	if st == nil {
 		return
@@ -389,6 +408,8 @@ func (m *Model) follow(v *session.View) {
 	case v.Failure != nil:
 		task, sub, op = v.Failure.Task, v.Failure.Subtask, v.Failure.Operator
 	case st.Reason != session.ReasonBreakpoint && st.Reason != session.ReasonStep:
+		return
+	case st.Reason == session.ReasonStep && st.Last.Kind == "source" && stepsInput(line):
 		return
 	}
 	for i, ref := range m.plan.subs {
@@ -406,6 +427,13 @@ func (m *Model) follow(v *session.View) {
 		}
 		return
 	}
+}
+
+// stepsInput says a command line steps into one input of a two-input
+// operator (step 1 …, step 2 …).
+func stepsInput(line string) bool {
+	c, args, err := session.ParseLine(line)
+	return err == nil && c.Name == "step" && strings.TrimSpace(args) != ""
 }
 
 func (m *Model) selectSubtask() {

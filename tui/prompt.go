@@ -5,6 +5,7 @@ import (
 
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // promptMsg is a line the prompt took (enter).
@@ -38,6 +39,8 @@ type prompt struct {
 	cands    []string
 	ci       int
 	hint     string
+
+	w int // the screen's width
 }
 
 func newPrompt() *prompt {
@@ -54,12 +57,13 @@ func (p *prompt) active() bool { return p.mode != "" }
 
 func (p *prompt) open(mode, value string) tea.Cmd {
 	p.mode = mode
-	p.input.Prompt = ":"
 	switch mode {
 	case "filter":
-		p.input.Prompt = "filter: "
+		p.setLabel("filter: ")
 	case "search":
-		p.input.Prompt = "/"
+		p.setLabel("/")
+	default:
+		p.setLabel(":")
 	}
 	p.input.SetValue(value)
 	p.input.CursorEnd()
@@ -90,7 +94,23 @@ func (p *prompt) close() {
 
 func (p *prompt) resetCompletion() { p.cands, p.compBase, p.hint, p.ci = nil, "", "", 0 }
 
-func (p *prompt) SetWidth(w int) { p.input.SetWidth(max(10, w-4)) }
+func (p *prompt) SetWidth(w int) {
+	p.w = w
+	p.setLabel(p.input.Prompt)
+}
+
+// setLabel sets what the line starts with and fits the input to the rest
+// of the screen: the label, the text and the cursor after it are one line
+// as wide as the screen at most (a line cut at the screen's edge hid the
+// end of a long filter, where the cursor was). A label longer than half
+// the screen keeps its end.
+func (p *prompt) setLabel(label string) {
+	if lw := ansi.StringWidth(label); lw > p.w/2 && p.w > 0 {
+		label = "…" + ansi.Cut(label, lw-p.w/2+1, lw)
+	}
+	p.input.Prompt = label
+	p.input.SetWidth(max(1, p.w-ansi.StringWidth(label)-1))
+}
 
 // Update handles a key while the prompt is open; enter gives the line
 // taken back at once (not as a command: a key typed right after it must
@@ -106,7 +126,7 @@ func (p *prompt) Update(k tea.KeyPressMsg) (tea.Cmd, *promptMsg) {
 		}
 	}
 	switch k.String() {
-	case "esc":
+	case "esc", "ctrl+c": // ctrl+c drops the line, as a shell's prompt does
 		p.close()
 		return nil, nil
 	case "enter":

@@ -31,6 +31,9 @@ func describeStop(v *session.View) recordView {
 	}
 	if st == nil {
 		rv.pinned = "▶ at the start: n reads the first record, c runs to a breakpoint"
+		if v.Position > 0 { // restored from a savepoint
+			rv.pinned = fmt.Sprintf("▶ at record %d: n reads record %d, c runs to a breakpoint", v.Position, v.Position+1)
+		}
 		add(-1, "nothing yet")
 		return rv
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"iter"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,13 +45,12 @@ var sortNames = [...]string{"", "key", "value", "changed first"}
 // and a total counts at most countBudget rows (a larger table says it has
 // at least that many; the counts of key groups a stop did not write are
 // kept, so a stop recounts only what it changed).
-const (
-	sortLimit   = 100_000
+// countBudget, sortLimit and searchLimit are variables for tests only.
+var (
 	countBudget = 20_000
+	sortLimit   = 100_000
+	searchLimit = 1_000_000
 )
-
-// searchLimit is a variable for tests only.
-var searchLimit = 1_000_000
 
 // statePane shows one operator's state in one subtask as a paged table.
 type statePane struct {
@@ -276,6 +276,7 @@ func (p *statePane) rebuild(keep bool) {
 			// The sorted rows replace the pager: an old one would read a
 			// catalog of a past stop.
 			p.sorted, p.pager = rows, nil
+			p.learnCounts(src, rows)
 			if !keep {
 				p.soff, p.cur = 0, 0
 			}
@@ -301,7 +302,7 @@ func (p *statePane) rebuild(keep bool) {
 }
 
 // recount updates the total (a bounded amount of counting; see total).
-func (p *statePane) recount() { p.totalN, p.totalExact = p.total() }
+func (p *statePane) recount() { p.totalN, p.totalExact = p.total(countBudget) }
 
 // readAll reads the whole table for sorting, refusing tables larger than
 // sortLimit.
@@ -312,7 +313,7 @@ func (p *statePane) readAll(src rowSource) ([]pageRow, error) {
 			return nil, err
 		}
 		if len(rows) == sortLimit {
-			return nil, fmt.Errorf("sorting needs every row in memory: this table has more than %s; filter it first (f) or show changed rows only (C)", commas(sortLimit))
+			return nil, fmt.Errorf("sorting needs every row in memory: this table has more than %s; filter it first (f) or show changed rows only (C)", commas(int64(sortLimit)))
 		}
 		rows = append(rows, r)
 	}
@@ -459,12 +460,15 @@ func (p *statePane) Update(msg tea.Msg) tea.Cmd {
 		case key.Matches(msg, k.PrevOp):
 			return p.pickOperator(-1)
 		case key.Matches(msg, k.Sort):
-			p.sort = (p.sort + 1) % sortModes
+			want := (p.sort + 1) % sortModes
+			p.sort = want
 			p.rebuild(false)
-			if p.sort == sortNone {
+			switch {
+			case want == sortNone:
 				return status("state: unsorted (key-group order)", false)
-			}
-			if p.sorted == nil {
+			case p.sorted == nil:
+				// rebuild could not sort (too many rows) and went back to
+				// no order: say why, not "unsorted".
 				return status(p.note, true)
 			}
 			return status("state sorted by "+sortNames[p.sort], false)
@@ -530,11 +534,13 @@ func (p *statePane) scroll(k tea.KeyPressMsg) {
 		if p.sorted != nil {
 			p.soff = max(0, len(p.sorted)-size)
 		} else if p.pager != nil {
-			total, exact := p.totalN, p.totalExact
-			if !exact {
-				total = -1
+			if !p.totalExact {
+				// The last page's index needs every row counted: counted
+				// into the cache, the total is exact from now on.
+				p.counts.large = false
+				p.totalN, p.totalExact = p.total(math.MaxInt)
 			}
-			p.pager.bottom(total)
+			p.pager.bottom(p.totalN)
 		}
 		p.cur = max(0, len(p.page())-1)
 	}
@@ -692,22 +698,20 @@ func (p *statePane) find(text string, dir int) string {
 	return msg
 }
 
-// total counts the table's rows, spending at most countBudget rows of
-// reading; exact is false while key groups are left to count.
-func (p *statePane) total() (n int, exact bool) {
+// total counts the table's rows, spending at most budget rows of reading
+// on key groups not counted yet; exact is false while key groups are left
+// to count.
+func (p *statePane) total(budget int) (n int, exact bool) {
 	if p.sorted != nil {
 		return len(p.sorted), true
 	}
 	if p.pager == nil {
 		return 0, true
 	}
-	op, _ := p.operator()
-	sig := fmt.Sprintf("%s\x00%d\x00%d\x00%s\x00%v", op.ID, p.ref.index, p.tab, p.filter, p.only)
-	if p.counts.sig != sig {
+	if sig := p.countSig(); p.counts.sig != sig {
 		p.counts = countCache{sig: sig, perKG: map[int]int{}}
 	}
 	src := p.pager.src
-	budget := countBudget
 	exact = true
 	for kg := src.first(); kg <= src.last(); kg++ {
 		c, ok := p.counts.perKG[kg]
@@ -728,6 +732,25 @@ func (p *statePane) total() (n int, exact bool) {
 	return n, exact
 }
 
+// countSig names the table the counts are of.
+func (p *statePane) countSig() string {
+	op, _ := p.operator()
+	return fmt.Sprintf("%s\x00%d\x00%d\x00%s\x00%v", op.ID, p.ref.index, p.tab, p.filter, p.only)
+}
+
+// learnCounts takes the counts of the table from all of its rows (read
+// for a sort), so that the table unsorted has its exact total too.
+func (p *statePane) learnCounts(src rowSource, rows []pageRow) {
+	c := countCache{sig: p.countSig(), perKG: map[int]int{}}
+	for kg := src.first(); kg <= src.last(); kg++ {
+		c.perKG[kg] = 0
+	}
+	for _, r := range rows {
+		c.perKG[r.kg]++
+	}
+	p.counts = c
+}
+
 // invalidate forgets the counts of the key groups a stop wrote to: all of
 // them when the stop did not list every change, went back or restored, or
 // when the table is one the changes do not describe (timers, operator
@@ -742,9 +765,9 @@ func (p *statePane) invalidate(st *session.StopView) {
 		p.counts = countCache{}
 		return
 	}
-	if p.counts.large {
-		return // not counted again: see countCache
-	}
+	// A large table is not counted again (see countCache), but its
+	// counts of the written key groups go all the same: kept, they made
+	// a total that was no longer a lower bound.
 	for _, c := range st.Changes {
 		delete(p.counts.perKG, c.KeyGroup)
 	}
@@ -865,6 +888,9 @@ func (p *statePane) View(focused bool) string {
 // what filters or orders them.
 func (p *statePane) statusText() string {
 	total, exact := p.totalN, p.totalExact
+	if page := p.page(); !exact {
+		total = max(total, p.firstIndex()+len(page)) // rows shown are rows there
+	}
 	what := "rows"
 	if p.only {
 		what = "changed rows"

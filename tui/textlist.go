@@ -38,7 +38,12 @@ type textList struct {
 	cursor int      // raw index of the cursor
 	hoff   int      // horizontal scroll
 	query  string   // the last search
-	w, h   int
+	// match is the raw index + 1 of the line the last search went to (0:
+	// none): a list without a cursor searches on from it while it is on
+	// screen (its view cannot scroll past the last page, so the view's
+	// top does not say which match was the last one).
+	match int
+	w, h  int
 }
 
 func newTextList(k *keys.KeyMap, st *styles.Styles, title string) *textList {
@@ -53,7 +58,7 @@ func (p *textList) SetSize(w, h int) {
 // setLines replaces the lines; the cursor goes to raw line at (-1: the
 // last line when following the tail, else the first).
 func (p *textList) setLines(raw []string, at int) {
-	p.raw = raw
+	p.raw, p.match = raw, 0
 	p.layout()
 	switch {
 	case at >= 0:
@@ -65,6 +70,14 @@ func (p *textList) setLines(raw []string, at int) {
 	default:
 		p.cursor, p.offset = 0, 0
 	}
+	p.clamp()
+}
+
+// keepLines replaces the lines and keeps the cursor and the scroll
+// position (the same lines, refreshed after a command that did not stop).
+func (p *textList) keepLines(raw []string) {
+	p.raw = raw
+	p.layout()
 	p.clamp()
 }
 
@@ -208,6 +221,9 @@ func (p *textList) find(text string, dir int) string {
 	from := p.cursor
 	if p.noCursor {
 		from = p.src[min(p.offset, len(p.src)-1)]
+		if at := p.match - 1; at >= 0 && at < len(p.raw) && p.lineOf(at) >= p.offset && p.lineOf(at) < p.offset+p.inner() {
+			from = at
+		}
 	}
 	pick := -1
 	if dir > 0 {
@@ -231,7 +247,7 @@ func (p *textList) find(text string, dir int) string {
 			pick = len(matches) - 1
 		}
 	}
-	p.cursor = matches[pick]
+	p.cursor, p.match = matches[pick], matches[pick]+1
 	p.offset = p.lineOf(p.cursor)
 	if !p.noCursor {
 		p.offset -= p.inner() / 3 // show some context above
@@ -263,8 +279,14 @@ func (p *textList) View(focused bool) string {
 		out = append(out, l)
 	}
 	title := p.title
-	if len(p.lines) > inner {
+	switch {
+	case len(p.lines) <= inner || p.offset >= end:
+	case p.noCursor: // text (help, details): its lines on screen
 		title += fmt.Sprintf(" · %d–%d of %d", p.offset+1, end, len(p.lines))
+	default:
+		// Items (records, events) as given, not as wrapped: "12
+		// records · 5–12 of 12", not "9–21 of 21".
+		title += fmt.Sprintf(" · %d–%d of %d", p.src[p.offset]+1, p.src[end-1]+1, len(p.raw))
 	}
 	if p.hoff > 0 {
 		title += fmt.Sprintf(" · →%d", p.hoff)

@@ -10,10 +10,12 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"streamdbg/fixtures"
 	"streamdbg/runtime"
 	"streamdbg/runtime/session"
+	"streamdbg/savepoint"
 	"streamdbg/tui/keys"
 	"streamdbg/tui/styles"
 )
@@ -226,8 +228,8 @@ func TestInterrupt(t *testing.T) {
 	if _, c := m.Update(keyMsg("n")); c != nil {
 		t.Fatal("n started a second command while running")
 	}
-	if !strings.Contains(m.status, "1 key queued: continue is running") {
-		t.Fatalf("a key while running gives no feedback: %q", m.status)
+	if got := screen(m.View()); !strings.Contains(got, "1 key queued: continue is running") {
+		t.Fatalf("a key while running gives no feedback on the screen:\n%s", got)
 	}
 	_, c := m.Update(keyMsg("esc"))
 	if c != nil {
@@ -384,6 +386,7 @@ func TestWatches(t *testing.T) {
 	golden(t, "watches_80x24", got)
 
 	command(t, m, "watch SELECT COUNT(*) AS n FROM keyed_state")
+	contains(t, screen(m.View()), "#2 · 1 row · SELECT COUNT(*)") // not "1 rows"
 	if len(m.watches.ids) != 2 || m.watches.sel != 1 {
 		t.Fatalf("second watch: ids %v sel %d", m.watches.ids, m.watches.sel)
 	}
@@ -714,4 +717,200 @@ func TestOfferedLineIsReplacedByTyping(t *testing.T) {
 		t.Fatalf("candidates of key_ not on the last line %q", last)
 	}
 	press(t, bm, "esc")
+}
+
+// TestCommandWithoutStopKeepsTheScreen: a command that does not stop the
+// session (break, a query) leaves the plan's selection, the state pane's
+// operator and the panes' scroll where the user put them; only a new stop
+// goes to where it stopped. (Before: every command went back to the last
+// step's subtask and scrolled the output to its end.)
+func TestCommandWithoutStopKeepsTheScreen(t *testing.T) {
+	m := newModel(t, 120, 40)
+	press(t, m, "N", "s") // next 100, then a step: the source reads a line
+	if op, _ := m.state.operator(); op.Name != "Source: lines" {
+		t.Fatalf("after s the state pane shows %s, not the source that stepped", op.Name)
+	}
+	m.focus = panePlan
+	press(t, m, "G") // count[1]
+	m.focus = paneOutput
+	press(t, m, "g") // the output's first records
+	before := screen(m.View())
+	contains(t, before, "State · count ‹op 1/2› [1/2]", "┌ Output · ", " · 1–")
+	command(t, m, "break at count when key = 'nosuch'")
+	command(t, m, "SELECT COUNT(*) FROM keyed_state")
+	press(t, m, "esc")
+	got := screen(m.View())
+	contains(t, got, "State · count ‹op 1/2› [1/2]")
+	outTitle := func(s string) string {
+		for _, l := range strings.Split(s, "\n") {
+			if i := strings.Index(l, "┌ Output"); i >= 0 {
+				return l[i:]
+			}
+		}
+		return ""
+	}
+	if outTitle(got) != outTitle(before) {
+		t.Fatalf("the output pane moved: %q, was %q", outTitle(got), outTitle(before))
+	}
+	// A new stop goes where it stopped again.
+	press(t, m, "s")
+	contains(t, screen(m.View()), "State · tokenize ‹op 2/2› [0/1]")
+}
+
+// TestPromptLineFitsTheScreen: the bar's label, its text and the cursor
+// fit the screen whatever the label (filter:, the browser's long diff
+// label), so the end of a long line, where one types, shows (before: the
+// line ran past the screen's edge by the label's width and was cut there,
+// hiding the last characters typed).
+func TestPromptLineFitsTheScreen(t *testing.T) {
+	barLine := func(s string) string {
+		lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+		return lines[len(lines)-2]
+	}
+	long := "key LIKE 'w1999%' AND value > 0 AND value < 100 AND key != 'abc' AND key != 'XYZ'"
+	m := newModel(t, 60, 20)
+	command(t, m, "next 3")
+	m.focus = paneState
+	press(t, m, "f")
+	typeText(t, m, long)
+	got := screen(m.View())
+	checkScreen(t, got, 60, 20)
+	if l := barLine(got); !strings.Contains(l, "key != 'XYZ'") || strings.Contains(l, "…") {
+		t.Fatalf("the filter bar hides the end of the line typed: %q", l)
+	}
+
+	b, bm := newTestBrowser(t, ordersSavepoint(t))
+	b.SetSize(60, 20)
+	press(t, bm, "d")
+	typeText(t, bm, "/tmp/another/savepoint/dir")
+	got = screen(bm.View())
+	checkScreen(t, got, 60, 20)
+	if l := barLine(got); !strings.Contains(l, " against: /tmp/another/savepoint/dir") {
+		t.Fatalf("the diff bar: %q", l)
+	}
+}
+
+// TestBrowserQueryOfTimerState: ':' on a timer state offers a query of the
+// timers table, which has its timers (before: the "operator"."state"
+// shorthand, which reads keyed and operator state only: 0 rows).
+func TestBrowserQueryOfTimerState(t *testing.T) {
+	s := newSession(t, "clicks", runtime.Options{})
+	if _, err := s.Execute(t.Context(), "next 20"); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "sp")
+	if _, err := s.Execute(t.Context(), "savepoint "+dir); err != nil {
+		t.Fatal(err)
+	}
+	b, bm := newTestBrowser(t, dir)
+	b.SetSize(120, 40)
+	found := false
+	for i, it := range b.items {
+		if it.meta.Kind == "timers" && it.gap == "" {
+			b.sel, found = i, true
+			break
+		}
+	}
+	if !found {
+		t.Fatal("no timer state in the clicks savepoint")
+	}
+	b.choose()
+	entries := len(b.entries.page)
+	if entries == 0 {
+		t.Fatal("the timer state shows no entries")
+	}
+	press(t, bm, ":", "enter")
+	tv, ok := b.overlay.(*tableView)
+	if !ok {
+		t.Fatalf("no query result: %T, status %q", b.overlay, b.status)
+	}
+	if len(tv.q.rows) != entries {
+		t.Fatalf("the offered query %q has %d rows, the entries pane %d:\n%s", b.prompt.history["command"], len(tv.q.rows), entries, screen(bm.View()))
+	}
+}
+
+// TestStartFromASavepoint: a session that starts from a savepoint says
+// where it is and that n reads the next record (before: "n reads the first
+// record", at record 8).
+func TestStartFromASavepoint(t *testing.T) {
+	s := newSession(t, "wordcount", runtime.Options{})
+	if _, err := s.Execute(t.Context(), "next 8"); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "sp")
+	if _, err := s.Execute(t.Context(), "savepoint "+dir); err != nil {
+		t.Fatal(err)
+	}
+	sp, err := savepoint.Open(vfs.Default, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(newSessionOpts(t, "wordcount", session.Options{Restore: runtime.FromSavepoint(sp)}), Options{NoColor: true})
+	m.SetSize(120, 40)
+	got := screen(m.View())
+	contains(t, got, "▶ at record 8: n reads record 9")
+	if strings.Contains(got, "first record") {
+		t.Fatalf("the screen says n reads the first record at record 8:\n%s", got)
+	}
+}
+
+// TestSearchNextOnTheLastPage: . and , go from match to match in a list
+// without a cursor (help) also where the matches are on its last page
+// (before: the view, unable to scroll past the last page, stayed, and .
+// found the same match again).
+func TestSearchNextOnTheLastPage(t *testing.T) {
+	m := newModel(t, 120, 40)
+	press(t, m, "?", "/")
+	typeText(t, m, "restore")
+	press(t, m, "enter")
+	var got []string
+	for _, k := range []string{"", ".", ".", ".", ","} {
+		if k != "" {
+			press(t, m, k)
+		}
+		got = append(got, strings.SplitN(m.status, " (", 2)[0])
+	}
+	want := []string{`"restore": match 1 of 3`, `"restore": match 2 of 3`, `"restore": match 3 of 3`, `"restore": match 1 of 3`, `"restore": match 3 of 3`}
+	if !slices.Equal(got, want) {
+		t.Fatalf("search, . . . ,: %q, want %q", got, want)
+	}
+	contains(t, screen(m.View()), `"restore": match 3 of 3`)
+}
+
+// TestCtrlCClosesTheBar: ctrl+c in the command bar drops the line and
+// closes the bar, as esc does and a shell's prompt (before: it did
+// nothing, and the bar stayed open).
+func TestCtrlCClosesTheBar(t *testing.T) {
+	m := newModel(t, 120, 40)
+	press(t, m, ":")
+	typeText(t, m, "next 5")
+	press(t, m, "ctrl+c")
+	got := screen(m.View())
+	if m.prompt.active() || strings.Contains(got, ":next 5") {
+		t.Fatalf("ctrl+c left the bar open:\n%s", got)
+	}
+	if m.view.Position != 0 {
+		t.Fatalf("ctrl+c ran the line: at record %d", m.view.Position)
+	}
+}
+
+// TestOutputTitleCountsRecords: the output pane's range counts records,
+// also when long records wrap over several lines (before: "12 records ·
+// 9–21 of 21", lines for records).
+func TestOutputTitleCountsRecords(t *testing.T) {
+	m := newJobModel(t, "clicks", 120, 40)
+	command(t, m, "next 20")
+	n := len(m.view.Outputs)
+	if len(m.output.lines) <= len(m.output.raw) {
+		t.Fatalf("no record wraps: %d lines for %d records", len(m.output.lines), n)
+	}
+	title := ""
+	for _, l := range strings.Split(screen(m.View()), "\n") {
+		if i := strings.Index(l, "┌ Output"); i >= 0 {
+			title = l[i:]
+		}
+	}
+	if !strings.Contains(title, fmt.Sprintf("–%d of %d ─", n, n)) {
+		t.Fatalf("output title %q, want its range to end at record %d of %d", title, n, n)
+	}
 }

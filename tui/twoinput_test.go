@@ -33,3 +33,29 @@ func TestTwoInputPlanAndStep(t *testing.T) {
 		t.Fatalf("status %q, want a hint on two-input operators", m.status)
 	}
 }
+
+// TestStepInputStaysOnTheOperator: ] that reads the source feeding input 2
+// keeps the two-input subtask selected, so a second ] steps that input
+// again (before: the selection went to the source, and the second ] said
+// to select a two-input subtask).
+func TestStepInputStaysOnTheOperator(t *testing.T) {
+	m := newJobModel(t, "payments", 120, 40)
+	press(t, m, "n", "n", "n", "n", "n", "n")
+	m.focus = panePlan
+	press(t, m, "g", "j", "j") // join[0]
+	if m.state.ref.task != "join -> out" || m.state.ref.index != 0 {
+		t.Fatalf("selected %s[%d], want join -> out [0]", m.state.ref.task, m.state.ref.index)
+	}
+	press(t, m, "]")
+	if st := m.s.Last(); st == nil || st.Last.Operator != "Source: payments" {
+		t.Fatalf("] stepped %+v, want the payments source", st)
+	}
+	contains(t, screen(m.View()), "State · join ‹op 1/2› [0/2]")
+	press(t, m, "]")
+	if m.statusErr {
+		t.Fatalf("the second ]: %s", m.status)
+	}
+	if st := m.s.Last(); st == nil || st.Last.Operator != "join" && st.Last.Operator != "Source: payments" {
+		t.Fatalf("the second ] stepped %+v, want join or the payments source", st)
+	}
+}

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -64,11 +63,11 @@ func (p *watchPane) setWatches(ws []session.WatchResult) {
 			add(wlRemoved, "    "+oneLine(r.Err.Error()))
 			continue
 		}
-		n := strconv.Itoa(len(r.Rows))
+		n := plural(int64(len(r.Rows)), "row", "rows")
 		if r.Capped {
-			n += "+"
+			n = commas(int64(len(r.Rows))) + "+ rows"
 		}
-		head += " · " + n + " rows"
+		head += " · " + n
 		if len(r.Added)+len(r.Removed) > 0 {
 			head += fmt.Sprintf(" · +%d −%d", len(r.Added), len(r.Removed))
 		}
