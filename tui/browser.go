@@ -12,6 +12,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"streamdbg/internal/numfmt"
 	"streamdbg/query"
 	"streamdbg/runtime/session"
 	"streamdbg/tui/keys"
@@ -672,7 +673,7 @@ func (b *browser) entriesView(w, h int) string {
 	}
 	status := ""
 	if len(b.entries.page) > 0 {
-		status = fmt.Sprintf("%s–%s", commas(int64(b.entries.index+1)), commas(int64(b.entries.index+len(b.entries.page))))
+		status = fmt.Sprintf("%s–%s", numfmt.Commas(int64(b.entries.index+1)), numfmt.Commas(int64(b.entries.index+len(b.entries.page))))
 	}
 	switch {
 	case b.filter != "":
@@ -780,7 +781,7 @@ func figure(n int64, unknown bool) string {
 	if unknown {
 		return "-"
 	}
-	return commas(n)
+	return numfmt.Commas(n)
 }
 
 // keyGroupsFrom lists the key groups from..last.

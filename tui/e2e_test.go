@@ -401,7 +401,7 @@ func TestTerminalSessionsAndFailures(t *testing.T) {
 	tm := startTerm(t, bin, 120, 40, "debug", "sessions")
 	tm.waitFor("start", "record 0")
 	tm.keys("c")
-	s := tm.waitFor("continue", "finished: the input ended after 22 records")
+	s := tm.waitFor("continue", "finished: the input ended after record 22")
 	tm.lacks("continue", s, "end of input: end of input", "1 records")
 	tm.keys("q")
 	if st := tm.exited(); st != "0" {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"streamdbg/internal/numfmt"
 	"streamdbg/query"
 	"streamdbg/runtime/session"
 )
@@ -198,25 +199,7 @@ func plural(n int64, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}
-	return commas(n) + " " + many
-}
-
-// commas prints n with thousands separators: 2,318.
-func commas(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
+	return numfmt.Commas(n) + " " + many
 }
 
 // hscroll drops the first off cells of a line (horizontal scrolling).

@@ -13,6 +13,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"streamdbg/internal/numfmt"
 	"streamdbg/runtime"
 	"streamdbg/runtime/session"
 )
@@ -102,7 +103,7 @@ func TestOutputFollowsBack(t *testing.T) {
 	command(t, m, "next 25")
 	at25 := m.view.OutputTotal
 	command(t, m, "next 182")
-	if !strings.Contains(screen(m.View()), fmt.Sprintf("Output · %s records", commas(m.view.OutputTotal))) {
+	if !strings.Contains(screen(m.View()), fmt.Sprintf("Output · %s records", numfmt.Commas(m.view.OutputTotal))) {
 		t.Fatal("the output title does not count the sinks' records")
 	}
 	press(t, m, "u")

@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"streamdbg/internal/numfmt"
 	"streamdbg/runtime/session"
 )
 
@@ -118,7 +119,7 @@ func (m *Model) header() string {
 	case m.busy != nil:
 		p := m.busy.progress
 		pos = max(pos, p.Position())
-		state = fmt.Sprintf("running: %s · %s read · %s records/s", m.busy.line, commas(p.Records()), commas(int64(p.Rate())))
+		state = fmt.Sprintf("running: %s · %s read · %s records/s", m.busy.line, numfmt.Commas(p.Records()), numfmt.Commas(int64(p.Rate())))
 	case v.Failure != nil:
 		state = fmt.Sprintf("failed: in %s[%d] (R restarts, u goes back)", v.Failure.Operator, v.Failure.Subtask)
 	case v.Finished:
@@ -129,7 +130,7 @@ func (m *Model) header() string {
 	if narrow && v.Stop != nil && v.Stop.Reason == session.ReasonNext && m.busy == nil {
 		state = "stopped: " + v.Stop.Message
 	}
-	parts := []string{m.st.Header.Render("streamdbg"), v.Job, fmt.Sprintf("record %s", commas(pos)), "wm " + dateClock(v.Watermark, narrow)}
+	parts := []string{m.st.Header.Render("streamdbg"), v.Job, fmt.Sprintf("record %s", numfmt.Commas(pos)), "wm " + dateClock(v.Watermark, narrow)}
 	if m.w >= 90 {
 		parts = append(parts, "proc "+clock(v.ProcessingTime))
 	}
@@ -178,7 +179,7 @@ func (m *Model) statusLine() string {
 			tail = m.status
 		}
 		return m.st.Status.Render(fmt.Sprintf(" %s · record %s · %s read · %s records/s · %s · %s",
-			m.busy.line, commas(p.Position()), commas(p.Records()), commas(int64(p.Rate())), time.Since(m.busy.started).Round(100*time.Millisecond), tail))
+			m.busy.line, numfmt.Commas(p.Position()), numfmt.Commas(p.Records()), numfmt.Commas(int64(p.Rate())), time.Since(m.busy.started).Round(100*time.Millisecond), tail))
 	case m.count != "":
 		return " count " + m.count + " (N runs next " + m.count + ")"
 	case m.statusErr:

@@ -9,6 +9,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"streamdbg/internal/numfmt"
 	"streamdbg/runtime/session"
 	"streamdbg/tui/keys"
 	"streamdbg/tui/styles"
@@ -353,7 +354,7 @@ func (m *Model) refresh(stopped bool, line string) {
 	m.record.pinned = []string{rv.pinned}
 	m.record.title = fmt.Sprintf("Record %d", v.Position)
 	if v.Stop != nil && v.Stop.Records > 1 {
-		m.record.title += fmt.Sprintf(" · %s read", commas(v.Stop.Records))
+		m.record.title += fmt.Sprintf(" · %s read", numfmt.Commas(v.Stop.Records))
 	}
 	if stopped {
 		m.record.setLines(rv.lines, rv.focus)
@@ -374,7 +375,7 @@ func (m *Model) refresh(stopped bool, line string) {
 	}
 	m.output.title = "Output · " + plural(v.OutputTotal, "record", "records")
 	if int64(len(v.Outputs)) < v.OutputTotal {
-		m.output.title += fmt.Sprintf(" · the last %s kept", commas(int64(len(v.Outputs))))
+		m.output.title += fmt.Sprintf(" · the last %s kept", numfmt.Commas(int64(len(v.Outputs))))
 	}
 	if sum := watchSummary(v.Watches); sum != "" {
 		m.output.title += " · " + sum + " (W)"

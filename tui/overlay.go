@@ -9,6 +9,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"streamdbg/internal/numfmt"
 	"streamdbg/query"
 	"streamdbg/runtime/session"
 	"streamdbg/tui/keys"
@@ -72,8 +73,8 @@ func (d detail) lines(revs []session.Revision, forgotten int) []string {
 		switch {
 		case len(revs) > 0:
 		case d.forgottenEntries > 0:
-			out = append(out, "  none kept. The session keeps the histories of only the "+commas(session.HistoryEntries)+" entries",
-				"  written first most recently; it has forgotten "+commas(d.forgottenEntries)+" histories since it",
+			out = append(out, "  none kept. The session keeps the histories of only the "+numfmt.Commas(session.HistoryEntries)+" entries",
+				"  written first most recently; it has forgotten "+numfmt.Commas(d.forgottenEntries)+" histories since it",
 				"  started (or since a restore), and this entry's may be one of them.")
 		default:
 			out = append(out, "  no change since the session started (or since a restore)")
@@ -175,7 +176,7 @@ type tableView struct {
 func newTableView(k *keys.KeyMap, st *styles.Styles, q *queryResult) *tableView {
 	title := fmt.Sprintf("Query · %s · %s", plural(int64(q.total), "row", "rows"), q.elapsed.Round(10*time.Microsecond))
 	if q.total > len(q.rows) {
-		title += fmt.Sprintf(" · first %s shown", commas(int64(len(q.rows))))
+		title += fmt.Sprintf(" · first %s shown", numfmt.Commas(int64(len(q.rows))))
 	}
 	return &tableView{keys: k, st: st, title: title + " · esc closes", q: q}
 }

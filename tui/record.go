@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"streamdbg/internal/numfmt"
 	"streamdbg/runtime/session"
 	"streamdbg/tui/styles"
 )
@@ -46,7 +47,7 @@ func describeStop(v *session.View) recordView {
 		add(-1, "")
 	}
 	if st.Truncated > 0 {
-		add(-1, fmt.Sprintf("… %s earlier events (the last %s are kept)", commas(int64(st.Truncated)), commas(int64(len(st.Events)))))
+		add(-1, fmt.Sprintf("… %s earlier events (the last %s are kept)", numfmt.Commas(int64(st.Truncated)), numfmt.Commas(int64(len(st.Events)))))
 	}
 	lastStep := -1
 	for i, e := range st.Events {

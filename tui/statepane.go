@@ -13,6 +13,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"streamdbg/internal/numfmt"
 	"streamdbg/query"
 	"streamdbg/runtime/session"
 	"streamdbg/tui/keys"
@@ -313,7 +314,7 @@ func (p *statePane) readAll(src rowSource) ([]pageRow, error) {
 			return nil, err
 		}
 		if len(rows) == sortLimit {
-			return nil, fmt.Errorf("sorting needs every row in memory: this table has more than %s; filter it first (f) or show changed rows only (C)", commas(int64(sortLimit)))
+			return nil, fmt.Errorf("sorting needs every row in memory: this table has more than %s; filter it first (f) or show changed rows only (C)", numfmt.Commas(int64(sortLimit)))
 		}
 		rows = append(rows, r)
 	}
@@ -901,7 +902,7 @@ func (p *statePane) statusText() string {
 	}
 	if page := p.page(); len(page) > 0 {
 		first := p.firstIndex()
-		s += fmt.Sprintf(" · %s–%s", commas(int64(first+1)), commas(int64(first+len(page))))
+		s += fmt.Sprintf(" · %s–%s", numfmt.Commas(int64(first+1)), numfmt.Commas(int64(first+len(page))))
 	}
 	if p.sort != sortNone {
 		s += " · sorted by " + sortNames[p.sort]
@@ -910,7 +911,7 @@ func (p *statePane) statusText() string {
 		s += " · filter: " + p.filter
 	}
 	if p.dropped > 0 {
-		s += fmt.Sprintf(" · %s writes beyond %s entries not marked", commas(int64(p.dropped)), commas(session.MaxChanges))
+		s += fmt.Sprintf(" · %s writes beyond %s entries not marked", numfmt.Commas(int64(p.dropped)), numfmt.Commas(session.MaxChanges))
 	}
 	return s
 }

@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"streamdbg/internal/numfmt"
 	"streamdbg/runtime/session"
 	"streamdbg/tui/keys"
 	"streamdbg/tui/styles"
@@ -65,7 +66,7 @@ func (p *watchPane) setWatches(ws []session.WatchResult) {
 		}
 		n := plural(int64(len(r.Rows)), "row", "rows")
 		if r.Capped {
-			n = commas(int64(len(r.Rows))) + "+ rows"
+			n = numfmt.Commas(int64(len(r.Rows))) + "+ rows"
 		}
 		head += " · " + n
 		if len(r.Added)+len(r.Removed) > 0 {
