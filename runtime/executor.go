@@ -550,6 +550,18 @@ func (e *Executor) initOperator(st *subtask, inst *opInstance, restore *restorin
 // SetFailAt injects one failure while source event n is read.
 func (e *Executor) SetFailAt(n int64) { e.opts.FailAt = n }
 
+// ErrInjected is the failure Options.FailAt injects (errors.Is).
+var ErrInjected = errors.New("injected failure (--fail-at)")
+
+// injectedFailure is ErrInjected at a record.
+type injectedFailure int64
+
+func (f injectedFailure) Error() string {
+	return fmt.Sprintf("injected failure at record %d (--fail-at)", int64(f))
+}
+
+func (injectedFailure) Is(target error) bool { return target == ErrInjected }
+
 // Plan is the executed plan.
 func (e *Executor) Plan() *Plan { return e.plan }
 
@@ -874,7 +886,7 @@ func (e *Executor) run(st *subtask, inst *opInstance, w work, info *StepInfo) er
 			st.done = true
 			info.Kind = "end of input"
 		} else if err == nil && e.position == e.opts.FailAt {
-			err = fmt.Errorf("injected failure at record %d (--fail-at)", e.opts.FailAt)
+			err = injectedFailure(e.opts.FailAt)
 		}
 		return err
 	case wRecord:

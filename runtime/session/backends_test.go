@@ -145,7 +145,7 @@ func TestSessionRestore(t *testing.T) {
 	if got := stateDump(t, s); got != at300 {
 		t.Fatalf("state after restore differs from the savepoint's: %s", firstDiff(got, at300))
 	}
-	if _, err := s.Back(); err == nil || err.Error() != "session: cannot go back before record 300, where the session started" {
+	if _, err := s.Back(); err == nil || err.Error() != "session: cannot go back before record 300, where the savepoint was restored" {
 		t.Fatalf("back before the restored position: %v", err)
 	}
 	if _, err := s.Execute(context.Background(), "continue"); err != nil {

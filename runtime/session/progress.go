@@ -2,9 +2,10 @@ package session
 
 import (
 	"context"
-	"strconv"
 	"sync/atomic"
 	"time"
+
+	"streamdbg/internal/numfmt"
 )
 
 // Progress is how far a long run (NextN, Continue) got. It is the one part
@@ -71,5 +72,5 @@ func fmtRecords(n int64) string {
 	if n == 1 {
 		return "1 record"
 	}
-	return strconv.FormatInt(n, 10) + " records"
+	return numfmt.Commas(n) + " records"
 }

@@ -144,6 +144,7 @@ func (s *Session) Restore(from runtime.Restore, o RestoreOptions) (*Stop, error)
 	if err := s.checkpoint(); err != nil {
 		return nil, err
 	}
+	s.origin = "where the savepoint was restored"
 	info := from.Info()
 	return s.stop(Stop{Reason: ReasonRestored, Message: fmt.Sprintf("restored checkpoint %d of job %q at record %d", info.CheckpointID, info.Job, info.Position)}), nil
 }

@@ -40,6 +40,9 @@ type Session struct {
 	nextCPID    int64
 	commands    []timeCommand // recorded for replay by Back
 	marks       []int64       // where stepping commands started, for Back
+	// origin says what checkpoints[0] is, for Back's refusal to go
+	// before it.
+	origin string
 
 	breakpoints []*Breakpoint
 	nextBPID    int
@@ -110,7 +113,10 @@ func New(job *runtime.Job, opts Options) (*Session, error) {
 	// The entries the session's executors write, for light runs
 	// (collector.historyOf): its own, since its history is its own.
 	opts.Options.Written = runtime.NewWrittenEntries()
-	s := &Session{job: job, opts: opts, log: opts.Log}
+	s := &Session{job: job, opts: opts, log: opts.Log, origin: "where the session started"}
+	if opts.Restore != nil {
+		s.origin = "where the session started from its savepoint"
+	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -130,7 +136,7 @@ func New(job *runtime.Job, opts Options) (*Session, error) {
 // to exercise recovery.
 func (s *Session) SetFailAt(n int64) {
 	s.opts.FailAt = n
-	if s.exec != nil && n > 0 {
+	if s.exec != nil {
 		s.exec.SetFailAt(n)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"streamdbg/internal/numfmt"
 	"streamdbg/runtime"
 	"streamdbg/state"
 )
@@ -266,6 +267,12 @@ func (c *collector) failed(err error) (*Stop, error) {
 	if errors.As(err, &f) {
 		st := c.stop(ReasonFailure, f.Error())
 		st.Failure = f
+		if errors.Is(f, runtime.ErrInjected) {
+			// Injected once (as Run does): a restart or a replay after
+			// back goes on past it. Not before the stop, whose replay of
+			// the last records (finishLight) fails there again.
+			c.s.SetFailAt(0)
+		}
 		return st, nil
 	}
 	if errors.Is(err, runtime.ErrFinished) {
@@ -277,12 +284,18 @@ func (c *collector) failed(err error) (*Stop, error) {
 	return nil, err
 }
 
-// endMessage says how far the command got before the input ended.
+// endMessage says where the input ended and how much of it the command
+// read.
 func (c *collector) endMessage() string {
-	if n := c.s.exec.Position() - c.startPos; n > 0 {
-		return "the input ended after " + fmtRecords(n)
+	pos := c.s.exec.Position()
+	switch n := pos - c.startPos; {
+	case n == 0:
+		return "the input ended"
+	case n == pos:
+		return "the input ended after record " + numfmt.Commas(pos)
+	default:
+		return "the input ended after record " + numfmt.Commas(pos) + "; this command read " + fmtRecords(n)
 	}
-	return "the input ended"
 }
 
 // StepInto handles one element by one operator.
@@ -498,7 +511,7 @@ func (s *Session) Back() (*Stop, error) {
 		}
 	}
 	if target < s.checkpoints[0].Info().Position {
-		return nil, fmt.Errorf("session: cannot go back before record %d, where the session started", s.checkpoints[0].Info().Position)
+		return nil, fmt.Errorf("session: cannot go back before record %d, %s", s.checkpoints[0].Info().Position, s.origin)
 	}
 	if err := s.exec.CheckFunctionState(); err != nil {
 		return nil, fmt.Errorf("session: cannot go back: %w", err)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"streamdbg/fixtures"
+	"streamdbg/runtime"
 	"streamdbg/runtime/session"
 )
 
@@ -169,6 +171,79 @@ func TestRestartDropsOutputsAfterTheCheckpoint(t *testing.T) {
 	if cpPos == 40 && s.OutputTotal() < total30 {
 		t.Fatalf("restart lost outputs before the checkpoint: %d < %d", s.OutputTotal(), total30)
 	}
+}
+
+// The injected failure happens once in a debugger too, as in Run: after
+// restart (R) or back (u), the next continue goes on past its record to
+// the end, with the state of a run that never failed.
+func TestInjectedFailureHappensOnce(t *testing.T) {
+	ctx := context.Background()
+	clean := newJobSession(t, "orders", session.Options{})
+	exec(t, clean, ctx, "continue")
+	want := stateDump(t, clean)
+	for _, undo := range []string{"restart", "back"} {
+		t.Run(undo, func(t *testing.T) {
+			s := newJobSession(t, "orders", session.Options{})
+			s.SetFailAt(30)
+			r := exec(t, s, ctx, "continue")
+			if r.Stop.Reason != session.ReasonFailure || !errors.Is(r.Stop.Failure, runtime.ErrInjected) || s.Position() != 30 {
+				t.Fatalf("want the injected failure at 30, got %s at %d: %s", r.Stop.Reason, s.Position(), r.Stop.Message)
+			}
+			exec(t, s, ctx, undo)
+			r = exec(t, s, ctx, "continue")
+			if r.Stop.Reason != session.ReasonEnd {
+				t.Fatalf("continue after %s stopped with %s: %s", undo, r.Stop.Reason, r.Stop.Message)
+			}
+			if got := stateDump(t, s); got != want {
+				t.Fatalf("state after %s and continue: %s", undo, firstDiff(got, want))
+			}
+		})
+	}
+}
+
+// A command that reaches the end says at which record the input ended, and
+// how many of them it read when it did not start at the first; counts
+// have thousands separators.
+func TestEndMessage(t *testing.T) {
+	ctx := context.Background()
+	s := newJobSession(t, "orders", session.Options{})
+	end := exec(t, s, ctx, "continue").Stop.Position
+	if got, want := s.Last().Message, "the input ended after record "+commas(end); got != want {
+		t.Fatalf("continue from the start: %q, want %q", got, want)
+	}
+	s = newJobSession(t, "orders", session.Options{})
+	exec(t, s, ctx, "next 3")
+	got := exec(t, s, ctx, "continue").Stop.Message
+	if want := "the input ended after record " + commas(end) + "; this command read " + commas(end-3) + " records"; got != want {
+		t.Fatalf("continue from record 3: %q, want %q", got, want)
+	}
+	if got := exec(t, s, ctx, "next").Stop.Message; got != "the input ended" {
+		t.Fatalf("next at the end: %q", got)
+	}
+	s = openSession(t, buildInput(t, wordLines(1500, 50)), session.Options{Options: runtime.Options{Trace: true}})
+	t.Cleanup(func() { s.Close() })
+	if got := exec(t, s, ctx, "next 1200").Stop.Message; got != "1,200 records" {
+		t.Fatalf("next 1200: %q", got)
+	}
+}
+
+// buildInput is wordcount over in.
+func buildInput(t *testing.T, in *fixtures.Input) *runtime.Job {
+	t.Helper()
+	job, err := fixtures.Build("wordcount", fixtures.Config{Input: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return job
+}
+
+// commas is a count as the stops print it (by hand, for the tests).
+func commas(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // The sink count is the number of records the sinks wrote, not the buffer.
