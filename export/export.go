@@ -392,13 +392,9 @@ func exportKeyed(ctx context.Context, cat state.Catalog, op state.OperatorInfo, 
 				return fmt.Errorf("export: %s, key group %d, key %v: %w", m.QualifiedName(), kg, key, err)
 			}
 			if timers {
-				dom := state.TimerDomain(m.StateName)
-				for t, err := range cat.Timers(state.TimerScan{OperatorID: op.ID, KeyGroups: kgs}) {
+				for t, err := range savepoint.TimersOfState(cat, state.TimerScan{OperatorID: op.ID, KeyGroups: kgs}, m.StateName) {
 					if err != nil {
 						return readError{err}
-					}
-					if t.Domain != dom {
-						continue
 					}
 					if err := fl.add(int32(t.KeyGroup), int32(t.Subtask), t.Key, t.Namespace, t.Timestamp, nil); err != nil {
 						return fail(t.KeyGroup, t.Key, err)

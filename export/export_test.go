@@ -455,3 +455,45 @@ func TestUnreadableIsAGap(t *testing.T) {
 		t.Fatalf("the readable source-state: %d rows, want 4", n)
 	}
 }
+
+// TestTimerStatesOfOneDomain: a process table function keeps several timer
+// states per domain; each state's dataset holds its own timers (one event
+// timer, in its input's sort buffer), not every timer of the domain.
+func TestTimerStatesOfOneDomain(t *testing.T) {
+	dir := "../../shared/flink-savepoints/sql/stream-exec-process-table-function_1__process-order-by-restore/savepoint"
+	if _, err := os.Stat(dir); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("sample absent under CI")
+		}
+		t.Skip("sample absent")
+	}
+	sp, err := flink.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	rep, err := export.Parquet(context.Background(), sp, out, export.Options{})
+	if err != nil || rep.Err() != nil {
+		t.Fatal(err, rep.Err())
+	}
+	timers := 0
+	for _, op := range sp.Operators() {
+		for _, m := range sp.States() {
+			if m.OperatorID != op.ID || m.Kind != state.KindTimers {
+				continue
+			}
+			timers++
+			rows := readSecond(t, stateFiles(t, sp, out, op, m))
+			want := 0
+			if m.StateName == "_timer_state/event_input-sort-buffer-0" {
+				want = 1
+			}
+			if len(rows) != want || int64(len(rows)) != m.Entries {
+				t.Errorf("%s: %d rows, want %d (StateMeta: %d)", m.StateName, len(rows), want, m.Entries)
+			}
+		}
+	}
+	if timers != 6 {
+		t.Fatalf("%d timer states, want 6", timers)
+	}
+}

@@ -439,3 +439,36 @@ func TestCorruptSectionIsAGap(t *testing.T) {
 		}
 	}
 }
+
+// TestTimerStatesOfOneDomain: a process table function keeps several timer
+// states per domain; a savepoint compared with itself counts each state's
+// own timers unchanged (one event timer, in its input's sort buffer), not
+// every timer of the domain in each.
+func TestTimerStatesOfOneDomain(t *testing.T) {
+	sp := openFlink(t, "sql/stream-exec-process-table-function_1__process-order-by-restore/savepoint")
+	rows, res := collect(t, sp, sp, diff.Options{})
+	if len(rows) != 0 || res.Err() != nil {
+		t.Fatalf("%d rows, %v", len(rows), res.Err())
+	}
+	entries := map[string]int64{}
+	for _, m := range sp.States() {
+		entries[m.StateName] = m.Entries
+	}
+	timers := 0
+	for _, s := range res.Summaries {
+		if state.TimerDomain(s.StateName) == "" {
+			continue
+		}
+		timers++
+		want := int64(0)
+		if s.StateName == "_timer_state/event_input-sort-buffer-0" {
+			want = 1
+		}
+		if s.Unchanged != want || s.Unchanged != entries[s.StateName] || s.Added+s.Removed+s.Changed != 0 {
+			t.Errorf("%s", s)
+		}
+	}
+	if timers != 6 {
+		t.Fatalf("%d timer states compared, want 6", timers)
+	}
+}
