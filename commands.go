@@ -427,6 +427,10 @@ func (i *inspectCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	fsp, isFlink := cat.(*flink.Savepoint)
+	if isFlink {
+		fmt.Fprintf(e.stdout, "Apache Flink _metadata version %d, checkpoint id %d\n\n", fsp.Version(), fsp.CheckpointID())
+	}
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "OPERATOR\tID\tUID\tPARALLELISM\tMAX PARALLELISM\tNOTES")
 	for _, o := range cat.Operators() {
@@ -441,6 +445,16 @@ func (i *inspectCmd) Run(e *env) error {
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.OperatorName, m.StateName, m.Scope, m.Kind,
 			dash(m.KeyType), dash(m.NamespaceType), dash(m.UserKeyType), dash(m.ValueType), figure(m.Entries, m.EntriesUnknown), figure(m.Bytes, m.BytesUnknown), status)
+	}
+	// Master states (a master hook's, e.g. an external system's
+	// checkpoint) are the job's, not an operator's: listed, not decoded
+	// (each hook serializes its own way).
+	if isFlink && len(fsp.MasterStates()) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "MASTER STATE\tVERSION\tBYTES")
+		for _, m := range fsp.MasterStates() {
+			fmt.Fprintf(w, "%s\t%d\t%d\n", m.Name, m.Version, m.Size)
+		}
 	}
 	return w.Flush()
 }

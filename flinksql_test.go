@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -149,5 +150,27 @@ func TestDiffNamesFlinkSQLOperatorsFromThePlan(t *testing.T) {
 	code, _, errs = cmd(t, "diff", bare, bare, "--plan", filepath.Join(t.TempDir(), "missing.json"))
 	if code != 1 || !strings.Contains(errs, "missing.json") {
 		t.Errorf("diff --plan of a missing file: exit %d, %s", code, errs)
+	}
+}
+
+// TestFlinkInspectMasterStates: inspect names the _metadata version and
+// checkpoint id of a Flink checkpoint and lists its master states (the
+// state processor API job's master hook wrote one of 8 bytes), which no
+// operator holds. (Before: the master state was shown nowhere.)
+func TestFlinkInspectMasterStates(t *testing.T) {
+	sp := flinkSample(t, "spapi-table-state")
+	code, out, errs := cmd(t, "savepoint", "inspect", sp)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.HasPrefix(out, "Apache Flink _metadata version 5, checkpoint id 10\n") {
+		t.Errorf("no version and checkpoint id:\n%s", out)
+	}
+	if !regexp.MustCompile(`(?m)^MASTER STATE +VERSION +BYTES\ncom\.example\.state\.writer\.job\.masterstate\.MasterTriggerRestoreHook +1 +8$`).MatchString(out) {
+		t.Errorf("master state not listed:\n%s", out)
+	}
+	code, out, _ = cmd(t, "savepoint", "inspect", flinkSample(t, "udf-flink1.20-hashmap-savepoint"))
+	if code != 0 || strings.Contains(out, "MASTER STATE") {
+		t.Errorf("a savepoint without master states lists some: exit %d\n%s", code, out)
 	}
 }
