@@ -472,3 +472,27 @@ func TestTimerStatesOfOneDomain(t *testing.T) {
 		t.Fatalf("%d timer states compared, want 6", timers)
 	}
 }
+
+// TestSelfDiffListsGapsOnce: an unaligned checkpoint compared with itself
+// lists the in-flight data of each of its four operators with it once (the
+// same side twice gave each line twice), and compares every state.
+func TestSelfDiffListsGapsOnce(t *testing.T) {
+	sp := openFlink(t, "datastream/new-stateful-udf-migration-itcase-flink1.17-rocksdb-checkpoint")
+	rows, res := collect(t, sp, sp, diff.Options{NameA: "chk", NameB: "chk"})
+	if len(rows) != 0 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	if len(res.Gaps) != 4 {
+		t.Errorf("%d gaps, want 4:\n%s", len(res.Gaps), strings.Join(res.Gaps, "\n"))
+	}
+	for _, g := range res.Gaps {
+		if !strings.Contains(g, "in-flight data of an unaligned checkpoint") {
+			t.Errorf("gap %q", g)
+		}
+	}
+	for _, s := range res.Summaries {
+		if s.Unchanged != 4 || s.Err != nil {
+			t.Errorf("%s", s)
+		}
+	}
+}
