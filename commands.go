@@ -18,6 +18,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"streamdbg/export"
 	"streamdbg/fixtures"
 	"streamdbg/query"
 	"streamdbg/runtime"
@@ -438,12 +439,19 @@ func (i *inspectCmd) Run(e *env) error {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "OPERATOR\tSTATE\tSCOPE\tKIND\tKEY\tNAMESPACE\tUSER KEY\tVALUE\tENTRIES\tBYTES\tSTATUS")
+	// An operator whose name another shares (Flink names every unnamed
+	// map "Map") goes by its id here, as in export's partitions.
+	names := export.OperatorPartitions(cat.Operators())
 	for _, m := range cat.States() {
 		status := m.Status
 		if status == "" {
 			status = "ok"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.OperatorName, m.StateName, m.Scope, m.Kind,
+		name, ok := names[m.OperatorID]
+		if !ok {
+			name = m.OperatorName
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, m.StateName, m.Scope, m.Kind,
 			dash(m.KeyType), dash(m.NamespaceType), dash(m.UserKeyType), dash(m.ValueType), figure(m.Entries, m.EntriesUnknown), figure(m.Bytes, m.BytesUnknown), status)
 	}
 	// Master states (a master hook's, e.g. an external system's

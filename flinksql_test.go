@@ -174,3 +174,23 @@ func TestFlinkInspectMasterStates(t *testing.T) {
 		t.Errorf("a savepoint without master states lists some: exit %d\n%s", code, out)
 	}
 }
+
+// TestFlinkInspectSharedNames: the three operators of the non-keyed job
+// are all named "Map"; inspect's state table names each by its id, as the
+// operator table lists them. (Before: three "Map _default_" rows with no
+// way to tell which operator held which.)
+func TestFlinkInspectSharedNames(t *testing.T) {
+	code, out, errs := cmd(t, "savepoint", "inspect", flinkSample(t, "operatorstate-nonKeyed-flink2.2"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	states := out[strings.LastIndex(out, "\n\nOPERATOR "):]
+	for _, id := range []string{"adf090656b210b1609ad3203d4ee7329", "6730ef7375fb60f9d9bbdfdfd174d803", "013ef814c76e319e5fe9a82a3ba14933"} {
+		if !regexp.MustCompile(`(?m)^` + id + ` +_default_ +operator +split_list`).MatchString(states) {
+			t.Errorf("no state row of %s:\n%s", id, states)
+		}
+	}
+	if strings.Contains(states, "\nMap ") {
+		t.Errorf("a state row names an operator by a shared name:\n%s", states)
+	}
+}
