@@ -154,8 +154,8 @@ func (f keyedFile) problem(want func(*stateMeta) bool) error {
 			return &FormatError{File: f.handle.String(), Msg: fmt.Sprintf("state %q of operator %s cannot be read: %s", m.name, f.op.id, st), Err: st}
 		}
 	}
-	if g := f.header.gap(); g != "" && (!found || f.header.err != nil && !isUnknownSerializer(f.header.err)) {
-		return fmt.Errorf("flink: operator %s: %s: %w", f.op.id, g, f.header.err)
+	if g := f.header.gapError(); g != nil && (!found || !isUnknownSerializer(f.header.err)) {
+		return fmt.Errorf("flink: operator %s: %w", f.op.id, g)
 	}
 	return nil
 }
