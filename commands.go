@@ -18,6 +18,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"streamdbg/export"
 	"streamdbg/fixtures"
 	"streamdbg/query"
 	"streamdbg/runtime"
@@ -435,6 +436,10 @@ func (i *inspectCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	fsp, isFlink := cat.(*flink.Savepoint)
+	if isFlink {
+		fmt.Fprintf(e.stdout, "Apache Flink _metadata version %d, checkpoint id %d\n\n", fsp.Version(), fsp.CheckpointID())
+	}
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "OPERATOR\tID\tUID\tPARALLELISM\tMAX PARALLELISM\tNOTES")
 	for _, o := range cat.Operators() {
@@ -442,13 +447,30 @@ func (i *inspectCmd) Run(e *env) error {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "OPERATOR\tSTATE\tSCOPE\tKIND\tKEY\tNAMESPACE\tUSER KEY\tVALUE\tENTRIES\tBYTES\tSTATUS")
+	// An operator whose name another shares (Flink names every unnamed
+	// map "Map") goes by its id here, as in export's partitions.
+	names := export.OperatorPartitions(cat.Operators())
 	for _, m := range cat.States() {
 		status := m.Status
 		if status == "" {
 			status = "ok"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.OperatorName, m.StateName, m.Scope, m.Kind,
+		name, ok := names[m.OperatorID]
+		if !ok {
+			name = m.OperatorName
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, m.StateName, m.Scope, m.Kind,
 			dash(m.KeyType), dash(m.NamespaceType), dash(m.UserKeyType), dash(m.ValueType), figure(m.Entries, m.EntriesUnknown), figure(m.Bytes, m.BytesUnknown), status)
+	}
+	// Master states (a master hook's, e.g. an external system's
+	// checkpoint) are the job's, not an operator's: listed, not decoded
+	// (each hook serializes its own way).
+	if isFlink && len(fsp.MasterStates()) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "MASTER STATE\tVERSION\tBYTES")
+		for _, m := range fsp.MasterStates() {
+			fmt.Fprintf(w, "%s\t%d\t%d\n", m.Name, m.Version, m.Size)
+		}
 	}
 	return w.Flush()
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -149,5 +150,47 @@ func TestDiffNamesFlinkSQLOperatorsFromThePlan(t *testing.T) {
 	code, _, errs = cmd(t, "diff", bare, bare, "--plan", filepath.Join(t.TempDir(), "missing.json"))
 	if code != 1 || !strings.Contains(errs, "missing.json") {
 		t.Errorf("diff --plan of a missing file: exit %d, %s", code, errs)
+	}
+}
+
+// TestFlinkInspectMasterStates: inspect names the _metadata version and
+// checkpoint id of a Flink checkpoint and lists its master states (the
+// state processor API job's master hook wrote one of 8 bytes), which no
+// operator holds. (Before: the master state was shown nowhere.)
+func TestFlinkInspectMasterStates(t *testing.T) {
+	sp := flinkSample(t, "spapi-table-state")
+	code, out, errs := cmd(t, "savepoint", "inspect", sp)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.HasPrefix(out, "Apache Flink _metadata version 5, checkpoint id 10\n") {
+		t.Errorf("no version and checkpoint id:\n%s", out)
+	}
+	if !regexp.MustCompile(`(?m)^MASTER STATE +VERSION +BYTES\ncom\.example\.state\.writer\.job\.masterstate\.MasterTriggerRestoreHook +1 +8$`).MatchString(out) {
+		t.Errorf("master state not listed:\n%s", out)
+	}
+	code, out, _ = cmd(t, "savepoint", "inspect", flinkSample(t, "udf-flink1.20-hashmap-savepoint"))
+	if code != 0 || strings.Contains(out, "MASTER STATE") {
+		t.Errorf("a savepoint without master states lists some: exit %d\n%s", code, out)
+	}
+}
+
+// TestFlinkInspectSharedNames: the three operators of the non-keyed job
+// are all named "Map"; inspect's state table names each by its id, as the
+// operator table lists them. (Before: three "Map _default_" rows with no
+// way to tell which operator held which.)
+func TestFlinkInspectSharedNames(t *testing.T) {
+	code, out, errs := cmd(t, "savepoint", "inspect", flinkSample(t, "operatorstate-nonKeyed-flink2.2"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	states := out[strings.LastIndex(out, "\n\nOPERATOR "):]
+	for _, id := range []string{"adf090656b210b1609ad3203d4ee7329", "6730ef7375fb60f9d9bbdfdfd174d803", "013ef814c76e319e5fe9a82a3ba14933"} {
+		if !regexp.MustCompile(`(?m)^` + id + ` +_default_ +operator +split_list`).MatchString(states) {
+			t.Errorf("no state row of %s:\n%s", id, states)
+		}
+	}
+	if strings.Contains(states, "\nMap ") {
+		t.Errorf("a state row names an operator by a shared name:\n%s", states)
 	}
 }

@@ -4,6 +4,10 @@
 //
 //	DIR/operator=<name>/state=<name>/part-kg<start>-<end>.parquet
 //
+// An operator whose name another operator of the catalog shares (Flink
+// names every keyBy().flatMap() "Flat Map") is partitioned by its id
+// instead (OperatorPartitions): two operators never write one directory.
+//
 // with the columns key_group, subtask, key, namespace, user_key and value.
 // key_group and subtask are INT32; key, namespace, user_key and value are
 // typed from StateMeta where the codec is known (int64 → INT64, string →
@@ -99,6 +103,24 @@ func PartitionName(s string) string {
 	return b.String()
 }
 
+// OperatorPartitions maps each operator id of ops to the value of its
+// operator= partition (not yet escaped): its name, or its id when another
+// operator has the same name, as a query names such an operator.
+func OperatorPartitions(ops []state.OperatorInfo) map[string]string {
+	n := map[string]int{}
+	for _, op := range ops {
+		n[op.Name]++
+	}
+	out := make(map[string]string, len(ops))
+	for _, op := range ops {
+		out[op.ID] = op.Name
+		if n[op.Name] > 1 {
+			out[op.ID] = op.ID
+		}
+	}
+	return out
+}
+
 // Parquet exports cat into dir.
 func Parquet(ctx context.Context, cat state.Catalog, dir string, opts Options) (*Report, error) {
 	if opts.RowsPerRowGroup <= 0 {
@@ -107,6 +129,7 @@ func Parquet(ctx context.Context, cat state.Catalog, dir string, opts Options) (
 	rep := &Report{}
 	defer sortFiles(rep.Files)
 	ops := cat.Operators()
+	parts := OperatorPartitions(ops)
 	metas := cat.States()
 	sp, ours := cat.(*savepoint.Savepoint)
 	var mu sync.Mutex
@@ -124,7 +147,7 @@ func Parquet(ctx context.Context, cat state.Catalog, dir string, opts Options) (
 				}
 			}
 			if len(keyed) > 0 {
-				if err := exportRaw(ctx, sp, op, keyed, dir, opts, rep, &mu); err != nil {
+				if err := exportRaw(ctx, sp, op, keyed, filepath.Join(dir, "operator="+PartitionName(parts[op.ID])), opts, rep, &mu); err != nil {
 					var re readError
 					if !errors.As(err, &re) {
 						return rep, err
@@ -144,7 +167,7 @@ func Parquet(ctx context.Context, cat state.Catalog, dir string, opts Options) (
 			if err := ctx.Err(); err != nil {
 				return rep, err
 			}
-			base := filepath.Join(dir, "operator="+PartitionName(op.Name), "state="+PartitionName(m.StateName))
+			base := filepath.Join(dir, "operator="+PartitionName(parts[op.ID]), "state="+PartitionName(m.StateName))
 			var err error
 			if m.Scope == state.ScopeOperator {
 				if opts.KeyGroups != nil && opts.KeyGroups.Start != 0 {
@@ -369,13 +392,9 @@ func exportKeyed(ctx context.Context, cat state.Catalog, op state.OperatorInfo, 
 				return fmt.Errorf("export: %s, key group %d, key %v: %w", m.QualifiedName(), kg, key, err)
 			}
 			if timers {
-				dom := state.TimerDomain(m.StateName)
-				for t, err := range cat.Timers(state.TimerScan{OperatorID: op.ID, KeyGroups: kgs}) {
+				for t, err := range savepoint.TimersOfState(cat, state.TimerScan{OperatorID: op.ID, KeyGroups: kgs}, m.StateName) {
 					if err != nil {
 						return readError{err}
-					}
-					if t.Domain != dom {
-						continue
 					}
 					if err := fl.add(int32(t.KeyGroup), int32(t.Subtask), t.Key, t.Namespace, t.Timestamp, nil); err != nil {
 						return fail(t.KeyGroup, t.Key, err)

@@ -84,15 +84,21 @@ func catalogs(t *testing.T) map[string]state.Catalog {
 		"clicks":   jobSavepoint(t, "clicks", "clicks.jsonl", clicksInput(300), 200),
 		"sessions": jobSavepoint(t, "sessions", "clicks.jsonl", clicksInput(300), 150),
 	}
-	dir := "../../shared/flink-savepoints/udf-flink1.20-hashmap-savepoint"
-	if _, err := os.Stat(dir); err == nil {
-		sp, err := flink.Open(dir)
-		if err != nil {
-			t.Fatal(err)
+	// The Flink 2.0 savepoint stores operator names, and two pairs of its
+	// operators share one ("Flat Map", "Source: Custom Source").
+	for name, dir := range map[string]string{
+		"flink":     "../../shared/flink-savepoints/udf-flink1.20-hashmap-savepoint",
+		"flink-2.0": "../../shared/flink-savepoints/udf-flink2.0-rocksdb-savepoint",
+	} {
+		if _, err := os.Stat(dir); err == nil {
+			sp, err := flink.Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[name] = sp
+		} else if os.Getenv("CI") == "true" {
+			t.Fatalf("%s absent under CI", dir)
 		}
-		out["flink"] = sp
-	} else if os.Getenv("CI") == "true" {
-		t.Fatalf("%s absent under CI", dir)
 	}
 	return out
 }
@@ -128,9 +134,10 @@ func expected(t *testing.T, cat state.Catalog, op state.OperatorInfo, m state.St
 
 // stateFiles lists the Parquet files of one state's dataset in key-group
 // order (operator state first: it has one file).
-func stateFiles(t *testing.T, dir string, op state.OperatorInfo, m state.StateMeta) []string {
+func stateFiles(t *testing.T, cat state.Catalog, dir string, op state.OperatorInfo, m state.StateMeta) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "operator="+export.PartitionName(op.Name), "state="+export.PartitionName(m.StateName), "*.parquet"))
+	part := export.OperatorPartitions(cat.Operators())[op.ID]
+	files, err := filepath.Glob(filepath.Join(dir, "operator="+export.PartitionName(part), "state="+export.PartitionName(m.StateName), "*.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +353,7 @@ func TestExportEqualsQuery(t *testing.T) {
 					if m.OperatorID != op.ID {
 						continue
 					}
-					files := stateFiles(t, dir, op, m)
+					files := stateFiles(t, cat, dir, op, m)
 					if len(files) == 0 {
 						t.Fatalf("%s: no files", m.QualifiedName())
 					}
@@ -360,6 +367,18 @@ func TestExportEqualsQuery(t *testing.T) {
 			}
 			if states < 2 || rows < 20 {
 				t.Fatalf("weak test: %d states, %d rows", states, rows)
+			}
+			// Every state in a directory of its own: the dataset holds
+			// exactly the states' rows, none overwritten by another's.
+			var all []string
+			filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+				if err == nil && strings.HasSuffix(p, ".parquet") {
+					all = append(all, p)
+				}
+				return err
+			})
+			if got := len(readSecond(t, all)); got != rows {
+				t.Fatalf("the dataset holds %d rows, the states %d", got, rows)
 			}
 			t.Logf("%d states, %d rows, %d files", states, rows, len(rep.Files))
 		})
@@ -388,10 +407,10 @@ func TestKeyGroupRangesConcatenate(t *testing.T) {
 			if m.OperatorID != op.ID {
 				continue
 			}
-			want := readSecond(t, stateFiles(t, full, op, m))
+			want := readSecond(t, stateFiles(t, cat, full, op, m))
 			var got [][]any
 			for _, d := range dirs {
-				got = append(got, readSecond(t, stateFiles(t, d, op, m))...)
+				got = append(got, readSecond(t, stateFiles(t, cat, d, op, m))...)
 			}
 			if len(got) != len(want) || len(want) == 0 {
 				t.Fatalf("%s: %d rows from the ranges, %d from the full export", m.QualifiedName(), len(got), len(want))
@@ -434,5 +453,47 @@ func TestUnreadableIsAGap(t *testing.T) {
 	}
 	if n != 4 {
 		t.Fatalf("the readable source-state: %d rows, want 4", n)
+	}
+}
+
+// TestTimerStatesOfOneDomain: a process table function keeps several timer
+// states per domain; each state's dataset holds its own timers (one event
+// timer, in its input's sort buffer), not every timer of the domain.
+func TestTimerStatesOfOneDomain(t *testing.T) {
+	dir := "../../shared/flink-savepoints/sql/stream-exec-process-table-function_1__process-order-by-restore/savepoint"
+	if _, err := os.Stat(dir); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("sample absent under CI")
+		}
+		t.Skip("sample absent")
+	}
+	sp, err := flink.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	rep, err := export.Parquet(context.Background(), sp, out, export.Options{})
+	if err != nil || rep.Err() != nil {
+		t.Fatal(err, rep.Err())
+	}
+	timers := 0
+	for _, op := range sp.Operators() {
+		for _, m := range sp.States() {
+			if m.OperatorID != op.ID || m.Kind != state.KindTimers {
+				continue
+			}
+			timers++
+			rows := readSecond(t, stateFiles(t, sp, out, op, m))
+			want := 0
+			if m.StateName == "_timer_state/event_input-sort-buffer-0" {
+				want = 1
+			}
+			if len(rows) != want || int64(len(rows)) != m.Entries {
+				t.Errorf("%s: %d rows, want %d (StateMeta: %d)", m.StateName, len(rows), want, m.Entries)
+			}
+		}
+	}
+	if timers != 6 {
+		t.Fatalf("%d timer states, want 6", timers)
 	}
 }

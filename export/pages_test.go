@@ -159,7 +159,7 @@ func TestColumnKinds(t *testing.T) {
 		t.Fatal(err, rep.Err())
 	}
 	for _, m := range cat.metas {
-		files := stateFiles(t, dir, cat.op, m)
+		files := stateFiles(t, cat, dir, cat.op, m)
 		if len(files) != 2 {
 			t.Fatalf("%s: %d files", m.StateName, len(files))
 		}

@@ -74,7 +74,7 @@ type rawState struct {
 	key, ns, uk, vl rawConv
 }
 
-func exportRaw(ctx context.Context, sp *savepoint.Savepoint, op state.OperatorInfo, metas []state.StateMeta, dir string, opts Options, rep *Report, mu *sync.Mutex) error {
+func exportRaw(ctx context.Context, sp *savepoint.Savepoint, op state.OperatorInfo, metas []state.StateMeta, opDir string, opts Options, rep *Report, mu *sync.Mutex) error {
 	ranges := fileRanges(op, opts.KeyGroups)
 	errs := make([]error, len(ranges))
 	sem := make(chan struct{}, max(1, goruntime.GOMAXPROCS(0)))
@@ -85,7 +85,7 @@ func exportRaw(ctx context.Context, sp *savepoint.Savepoint, op state.OperatorIn
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			errs[i] = exportRawRange(ctx, sp, op, metas, dir, r, opts, rep, mu)
+			errs[i] = exportRawRange(ctx, sp, op, metas, opDir, r, opts, rep, mu)
 		}()
 	}
 	wg.Wait()
@@ -97,7 +97,7 @@ func exportRaw(ctx context.Context, sp *savepoint.Savepoint, op state.OperatorIn
 	return nil
 }
 
-func exportRawRange(ctx context.Context, sp *savepoint.Savepoint, op state.OperatorInfo, metas []state.StateMeta, dir string, r state.KeyGroupRange, opts Options, rep *Report, mu *sync.Mutex) (err error) {
+func exportRawRange(ctx context.Context, sp *savepoint.Savepoint, op state.OperatorInfo, metas []state.StateMeta, opDir string, r state.KeyGroupRange, opts Options, rep *Report, mu *sync.Mutex) (err error) {
 	states := map[string]*rawState{}
 	var order []*rawState
 	defer func() {
@@ -108,7 +108,7 @@ func exportRawRange(ctx context.Context, sp *savepoint.Savepoint, op state.Opera
 		}
 	}()
 	for _, m := range metas {
-		path := filepath.Join(dir, "operator="+PartitionName(op.Name), "state="+PartitionName(m.StateName), fmt.Sprintf("part-kg%05d-%05d.parquet", r.Start, r.End))
+		path := filepath.Join(opDir, "state="+PartitionName(m.StateName), fmt.Sprintf("part-kg%05d-%05d.parquet", r.Start, r.End))
 		s := keyedSchema(m, false)
 		fl, err := createFile(path, s, opts)
 		if err != nil {

@@ -521,11 +521,20 @@ func newRowDisplay(m state.StateMeta) rowDisplay {
 
 // Timers implements state.Catalog.
 func (s *Savepoint) Timers(scan state.TimerScan) iter.Seq2[state.TimerRow, error] {
+	return s.timers(scan, "")
+}
+
+// TimersOfState streams the timers of one timer state (TimerStateReader).
+func (s *Savepoint) TimersOfState(scan state.TimerScan, stateName string) iter.Seq2[state.TimerRow, error] {
+	return s.timers(scan, stateName)
+}
+
+func (s *Savepoint) timers(scan state.TimerScan, stateName string) iter.Seq2[state.TimerRow, error] {
 	return func(yield func(state.TimerRow, error) bool) {
 		var stop error
 		err := s.keyedScan(scan.OperatorID, scan.KeyGroups, false, func(op *operator, sub *SubtaskMeta, e state.Entry) bool {
 			domain := state.TimerDomain(e.State)
-			if domain == "" {
+			if domain == "" || stateName != "" && e.State != stateName {
 				return true
 			}
 			m := op.byName[e.State]

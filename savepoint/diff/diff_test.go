@@ -439,3 +439,60 @@ func TestCorruptSectionIsAGap(t *testing.T) {
 		}
 	}
 }
+
+// TestTimerStatesOfOneDomain: a process table function keeps several timer
+// states per domain; a savepoint compared with itself counts each state's
+// own timers unchanged (one event timer, in its input's sort buffer), not
+// every timer of the domain in each.
+func TestTimerStatesOfOneDomain(t *testing.T) {
+	sp := openFlink(t, "sql/stream-exec-process-table-function_1__process-order-by-restore/savepoint")
+	rows, res := collect(t, sp, sp, diff.Options{})
+	if len(rows) != 0 || res.Err() != nil {
+		t.Fatalf("%d rows, %v", len(rows), res.Err())
+	}
+	entries := map[string]int64{}
+	for _, m := range sp.States() {
+		entries[m.StateName] = m.Entries
+	}
+	timers := 0
+	for _, s := range res.Summaries {
+		if state.TimerDomain(s.StateName) == "" {
+			continue
+		}
+		timers++
+		want := int64(0)
+		if s.StateName == "_timer_state/event_input-sort-buffer-0" {
+			want = 1
+		}
+		if s.Unchanged != want || s.Unchanged != entries[s.StateName] || s.Added+s.Removed+s.Changed != 0 {
+			t.Errorf("%s", s)
+		}
+	}
+	if timers != 6 {
+		t.Fatalf("%d timer states compared, want 6", timers)
+	}
+}
+
+// TestSelfDiffListsGapsOnce: an unaligned checkpoint compared with itself
+// lists the in-flight data of each of its four operators with it once (the
+// same side twice gave each line twice), and compares every state.
+func TestSelfDiffListsGapsOnce(t *testing.T) {
+	sp := openFlink(t, "datastream/new-stateful-udf-migration-itcase-flink1.17-rocksdb-checkpoint")
+	rows, res := collect(t, sp, sp, diff.Options{NameA: "chk", NameB: "chk"})
+	if len(rows) != 0 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	if len(res.Gaps) != 4 {
+		t.Errorf("%d gaps, want 4:\n%s", len(res.Gaps), strings.Join(res.Gaps, "\n"))
+	}
+	for _, g := range res.Gaps {
+		if !strings.Contains(g, "in-flight data of an unaligned checkpoint") {
+			t.Errorf("gap %q", g)
+		}
+	}
+	for _, s := range res.Summaries {
+		if s.Unchanged != 4 || s.Err != nil {
+			t.Errorf("%s", s)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"streamdbg/savepoint"
 	"streamdbg/state"
 )
 
@@ -28,15 +29,12 @@ type source iter.Seq2[item, error]
 // catalog, with the filter's pinned keys and key groups pushed down.
 func (d *differ) keyedSource(cat state.Catalog, op state.OperatorInfo, m state.StateMeta) source {
 	kgs := d.keyGroups(cat, map[string]state.StateMeta{m.StateName: m}, op.MaxParallelism)
-	if dom := state.TimerDomain(m.StateName); m.Kind == state.KindTimers || dom != "" {
+	if m.Kind == state.KindTimers || state.TimerDomain(m.StateName) != "" {
 		return func(yield func(item, error) bool) {
-			for r, err := range cat.Timers(state.TimerScan{OperatorID: op.ID, KeyGroups: kgs}) {
+			for r, err := range savepoint.TimersOfState(cat, state.TimerScan{OperatorID: op.ID, KeyGroups: kgs}, m.StateName) {
 				if err != nil {
 					yield(item{}, err)
 					return
-				}
-				if r.Domain != dom {
-					continue
 				}
 				if !yield(item{kg: r.KeyGroup, key: r.Key, ns: r.Namespace, uk: r.Timestamp}, nil) {
 					return

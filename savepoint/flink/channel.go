@@ -11,6 +11,11 @@ import "fmt"
 // partition and subpartition), an int count of long offsets, a long size,
 // a stream handle.
 func skipChannelState(d *decoder, op *operatorMeta) {
+	// INVARIANT: the retry below rewinds only its own error; one from
+	// before (a truncated keyed handle) stands.
+	if d.err != nil {
+		return
+	}
 	for _, what := range []string{"input channel", "result subpartition"} {
 		start := d.off
 		n, ok := skipChannelHandles(d, what, true)

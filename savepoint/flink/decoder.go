@@ -184,12 +184,16 @@ func (d *decoder) count(what string, minSize int) int {
 	if d.err != nil {
 		return 0
 	}
+	// A bad count is reported at its own offset.
 	if n < 0 {
+		d.off -= 4
 		d.fail("negative %s count %d", what, n)
 		return 0
 	}
 	if minSize > 0 && int64(n)*int64(minSize) > int64(d.remaining()) {
-		d.fail("%s count %d does not fit in %d bytes", what, n, d.remaining())
+		left := d.remaining()
+		d.off -= 4
+		d.fail("%s count %d does not fit in the %d bytes left", what, n, left)
 		return 0
 	}
 	return int(n)
@@ -267,7 +271,7 @@ func (d *decoder) flinkString() (s string, ok bool) {
 	n--
 	// Every code unit takes at least one byte.
 	if int64(n) > int64(d.remaining()) {
-		d.fail("string of %d chars does not fit in %d bytes", n, d.remaining())
+		d.fail("string of %d chars does not fit in the %d bytes left", n, d.remaining())
 		return "", false
 	}
 	// ASCII, the common case: each code unit is one byte below 0x80, the

@@ -154,14 +154,29 @@ func (f keyedFile) problem(want func(*stateMeta) bool) error {
 			return &FormatError{File: f.handle.String(), Msg: fmt.Sprintf("state %q of operator %s cannot be read: %s", m.name, f.op.id, st), Err: st}
 		}
 	}
-	if g := f.header.gap(); g != "" && (!found || f.header.err != nil && !isUnknownSerializer(f.header.err)) {
-		return fmt.Errorf("flink: operator %s: %s: %w", f.op.id, g, f.header.err)
+	if g := f.header.gapError(); g != nil && (!found || !isUnknownSerializer(f.header.err)) {
+		return fmt.Errorf("flink: operator %s: %w", f.op.id, g)
 	}
 	return nil
 }
 
 // Timers streams the timers of keyed operators.
 func (sp *Savepoint) Timers(scan state.TimerScan) iter.Seq2[state.TimerRow, error] {
+	return sp.timers(scan, "")
+}
+
+// TimersOfState streams the timers of one timer state, named as States
+// lists it ("_timer_state/event_user-timers"). A TimerRow tells timers
+// apart by domain only, but an operator may keep several timer services of
+// one domain (a process table function: named and unnamed user timers and
+// one service per input's sort buffer), each a state of its own.
+func (sp *Savepoint) TimersOfState(scan state.TimerScan, stateName string) iter.Seq2[state.TimerRow, error] {
+	return sp.timers(scan, stateName)
+}
+
+// timers streams the timers of scan, of the timer state stateName only
+// when it is not "".
+func (sp *Savepoint) timers(scan state.TimerScan, stateName string) iter.Seq2[state.TimerRow, error] {
 	return func(yield func(state.TimerRow, error) bool) {
 		if scan.OperatorID != "" {
 			if err := sp.keyedGapError(scan.OperatorID); err != nil && !yield(state.TimerRow{}, err) {
@@ -169,7 +184,9 @@ func (sp *Savepoint) Timers(scan state.TimerScan) iter.Seq2[state.TimerRow, erro
 			}
 		}
 		for _, f := range sp.keyedFiles(scan.OperatorID) {
-			want := func(m *stateMeta) bool { return m.backendType == backendPriorityQueue }
+			want := func(m *stateMeta) bool {
+				return m.backendType == backendPriorityQueue && (stateName == "" || m.name == stateName)
+			}
 			if scan.OperatorID != "" {
 				if err := f.problem(want); err != nil && !yield(state.TimerRow{}, err) {
 					return
@@ -211,7 +228,7 @@ func (sp *Savepoint) Timers(scan state.TimerScan) iter.Seq2[state.TimerRow, erro
 				if st.rawKeyedHandle == nil || sp.legacyTimersOf(st.rawKeyedHandle).err != nil {
 					continue
 				}
-				if !sp.legacyTimerRows(op, st.index, st.rawKeyedHandle, scan.KeyGroups, yield) {
+				if !sp.legacyTimerRows(op, st.index, st.rawKeyedHandle, scan.KeyGroups, stateName, yield) {
 					return
 				}
 			}

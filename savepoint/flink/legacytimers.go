@@ -182,19 +182,26 @@ func legacyTimerMetas(id, name string, lt *legacyTimers) []state.StateMeta {
 	return out
 }
 
-// legacyTimerRows streams the legacy timers of one subtask as timer rows.
-func (sp *Savepoint) legacyTimerRows(op *operatorMeta, subtask int, h *keyGroupsHandle, kgs []int, yield func(state.TimerRow, error) bool) bool {
+// legacyTimerRows streams the legacy timers of one subtask as timer rows,
+// of the timer state stateName (as legacyTimerMetas names it) only when it
+// is not "".
+func (sp *Savepoint) legacyTimerRows(op *operatorMeta, subtask int, h *keyGroupsHandle, kgs []int, stateName string, yield func(state.TimerRow, error) bool) bool {
 	name := sp.opName(op)
+	var services []legacyTimerService // the current key group's
 	for e, err := range sp.legacyTimerEntries(h, len(h.offsets), kgs) {
 		if err != nil {
 			return yield(state.TimerRow{}, err)
 		}
 		if e.services != nil {
+			services = e.services
 			continue
 		}
 		domain := "processing"
 		if e.event {
 			domain = "event"
+		}
+		if stateName != "" && stateName != "_timer_state/"+domain+"_"+services[e.service].name {
+			continue
 		}
 		row := state.TimerRow{OperatorID: op.id, OperatorName: name, Subtask: subtask, KeyGroup: e.keyGroup,
 			Key: e.timer.key, Namespace: e.timer.namespace, Domain: domain, Timestamp: e.timer.timestamp}

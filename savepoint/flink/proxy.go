@@ -172,15 +172,23 @@ func (h *keyedHeader) complete() bool { return h.err == nil }
 
 // gap says what of a keyed state file cannot be listed, or "".
 func (h *keyedHeader) gap() string {
-	switch {
-	case h.err == nil:
-		return ""
-	case h.key == nil:
-		return fmt.Sprintf("keyed state unreadable: %v", h.err)
-	case h.declared > len(h.states):
-		return fmt.Sprintf("%d of %d states not listed: %v", h.declared-len(h.states), h.declared, h.err)
+	if err := h.gapError(); err != nil {
+		return err.Error()
 	}
 	return ""
+}
+
+// gapError is gap as an error wrapping the header's.
+func (h *keyedHeader) gapError() error {
+	switch {
+	case h.err == nil:
+		return nil
+	case h.key == nil:
+		return fmt.Errorf("keyed state unreadable: %w", h.err)
+	case h.declared > len(h.states):
+		return fmt.Errorf("%d of %d states not listed: %w", h.declared-len(h.states), h.declared, h.err)
+	}
+	return nil
 }
 
 func readKeyedHeader(d *decoder) *keyedHeader {
