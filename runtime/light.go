@@ -232,7 +232,20 @@ func (e *Executor) flushWritten() {
 // none: a large state costs 56 bytes an entry here, not a LightEntry of
 // 112 and a pointer to it.
 type lightGen struct {
-	ended    int64
+	ended int64
+	genEntries
+	entries []*LightEntry // by index, nil: not made (yet)
+	// fresh marks (a bit an index) the entries light run freshOf made
+	// that no executor of Options.Written had written before
+	// (LightEntryFresh); bits set in another light run mean nothing.
+	fresh   []uint64
+	freshOf uint64 // light.run
+}
+
+// genEntries is what a lightGen knows of its entries: whose they are
+// and their bytes. disp and raw are only ever appended to (add), so a
+// copy of a genEntries (LightEntries') reads the entries it had.
+type genEntries struct {
 	operator string
 	subtask  int
 	state    string
@@ -240,15 +253,9 @@ type lightGen struct {
 	// their bytes, kept in raw: a large state's entries hold no pointer
 	// and no decoded value each (most are never asked for), and the
 	// garbage collector has nothing in disp or raw to scan.
-	t       *tracedTable
-	disp    []lightDisp
-	raw     []byte
-	entries []*LightEntry // by index, nil: not made (yet)
-	// fresh marks (a bit an index) the entries light run freshOf made
-	// that no executor of Options.Written had written before
-	// (LightEntryFresh); bits set in another light run mean nothing.
-	fresh   []uint64
-	freshOf uint64 // light.run
+	t    *tracedTable
+	disp []lightDisp
+	raw  []byte
 }
 
 // lightDisp is an entry of a lightGen: its key group, and where its key,
@@ -262,7 +269,7 @@ type lightDisp struct {
 }
 
 // add appends an entry of key group kg and the given bytes to g.
-func (g *lightGen) add(kg int, key, ns, uk []byte) {
+func (g *genEntries) add(kg int, key, ns, uk []byte) {
 	d := lightDisp{off: uint64(len(g.raw)), kLen: -1, nsLen: uint32(len(ns)), ukLen: -1, kg: int32(kg)}
 	if key != nil {
 		d.kLen = int32(len(key))
@@ -281,7 +288,7 @@ func (g *lightGen) add(kg int, key, ns, uk []byte) {
 
 // at is entry idx of g as a LightEntry value, its display values decoded
 // now (as the write that made it would have decoded them).
-func (g *lightGen) at(idx int) LightEntry {
+func (g *genEntries) at(idx int) LightEntry {
 	key, ns, uk := g.parts(idx)
 	k, n, u := g.t.display(key, ns, uk)
 	return LightEntry{Operator: g.operator, Subtask: g.subtask, State: g.state, KeyGroup: int(g.disp[idx].kg), Key: k, Namespace: n, UserKey: u}
@@ -290,7 +297,7 @@ func (g *lightGen) at(idx int) LightEntry {
 // parts is the key, namespace and user key bytes of entry idx of g (nil:
 // none). Full slice expressions: a decoder that keeps its bytes cannot
 // see the next entry's appended to them.
-func (g *lightGen) parts(idx int) (key, ns, uk []byte) {
+func (g *genEntries) parts(idx int) (key, ns, uk []byte) {
 	d := &g.disp[idx]
 	b := g.raw[d.off:]
 	kl := uint32(max(d.kLen, 0))
@@ -463,6 +470,50 @@ func (e *Executor) lightGen(gen uint32, idx int) *lightGen {
 		return g
 	}
 	return nil
+}
+
+// LightEntries is what LightEntryIn reads of a light run's entries, kept
+// (KeepLightEntries): it stays valid once the light run has ended and its
+// executor is gone, for a reader that decodes the entries later.
+type LightEntries struct {
+	gens []keptGen
+	last int // gens' index of the last lookup
+}
+
+// keptGen is a generation's entries as LightEntries keeps them: a copy of
+// its genEntries (appended to only, so the copy stays valid).
+type keptGen struct {
+	gen uint32
+	genEntries
+}
+
+// KeepLightEntries returns the entries the light run's writes named so far
+// (it must hold them: HoldLightEntries), as LightEntryIn reads them.
+func (e *Executor) KeepLightEntries() *LightEntries {
+	k := &LightEntries{}
+	if e.light == nil {
+		return k
+	}
+	for id, g := range e.light.gens {
+		k.gens = append(k.gens, keptGen{gen: id, genEntries: g.genEntries})
+	}
+	return k
+}
+
+// EntryIn is LightEntryIn of the kept entries.
+func (k *LightEntries) EntryIn(gen uint32, idx int) LightEntry {
+	if k.last >= len(k.gens) || k.gens[k.last].gen != gen {
+		i := slices.IndexFunc(k.gens, func(g keptGen) bool { return g.gen == gen })
+		if i < 0 {
+			return LightEntry{}
+		}
+		k.last = i
+	}
+	g := &k.gens[k.last]
+	if idx < 0 || idx >= len(g.disp) {
+		return LightEntry{}
+	}
+	return g.at(idx)
 }
 
 // LightEntryHash is the hash WrittenEntries keeps of the entry a write
@@ -737,7 +788,7 @@ func (t *tracedTable) lightRec(l *light, ns, uk []byte, old, nw int64, flags uin
 			if lt.cur != nil {
 				lt.cur.ended = l.takes
 			}
-			g := &lightGen{ended: -1, state: t.Table.Desc().Meta.StateName, t: t}
+			g := &lightGen{ended: -1, genEntries: genEntries{state: t.Table.Desc().Meta.StateName, t: t}}
 			if t.inst.ctx != nil {
 				g.operator, g.subtask = t.inst.info.Name, t.inst.ctx.st.index
 			}

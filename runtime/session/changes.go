@@ -113,6 +113,17 @@ type history struct {
 	// forgot counts the histories historyBound made it forget (since the
 	// session started or was restored).
 	forgot int64
+	// unsettled decodes the entries of the lazy histories (histEntry.lazy)
+	// a light run kept at its end: they get their EntryIDs and go into
+	// byID at the first use of byID after the run (settle), not at its
+	// stop. A long run's stop over a large state shows without making
+	// tens of thousands of EntryIDs, which only a lookup by EntryID
+	// (an entry's details, the next command's writes) needs.
+	// INVARIANT: byID is only used through index() while it is set.
+	unsettled *runtime.LightEntries
+	// unsettledCompact: settle ends with compact, as the fold that left
+	// the histories unsettled would have.
+	unsettledCompact bool
 }
 
 // histEntry is one entry's history. A write names it by pointer (a light
@@ -207,6 +218,62 @@ var historyLog = 4 * HistoryEntries
 // are numbered after it.
 func (h *history) front() int64 { return h.ins - int64(len(h.order)) }
 
+// index is byID, the histories a light run left unsettled settled first.
+func (h *history) index() *entryIndex {
+	h.settle()
+	return &h.byID
+}
+
+// settle gives the lazy histories the last light run kept their EntryIDs
+// and puts them in byID, as the run's end would have (see unsettled), and
+// counts the forgotten ones byID holds again (goneIn counted the lazy ones
+// too, which byID never held).
+func (h *history) settle() {
+	src := h.unsettled
+	if src == nil {
+		return
+	}
+	h.unsettled = nil
+	live := 0
+	for _, he := range h.order {
+		if he.lazy != 0 {
+			h.materializeAs(he, src.EntryIn(he.lazyEntry()))
+		}
+		if he.indexed {
+			live++
+		}
+	}
+	h.goneIn = h.byID.n - live
+	if h.unsettledCompact {
+		h.unsettledCompact = false
+		h.compact()
+	}
+}
+
+// materializeAs gives the lazy history he its EntryID, that of its entry
+// e, and puts it in byID. When byID holds another history of that EntryID
+// (another entry whose key, namespace and user key print the same as this
+// one's), a forgotten one makes room for it; a kept one stays, and this
+// one stays out of byID (not indexed): the history then lists two entries
+// by one EntryID, as the two entries of state print alike.
+func (h *history) materializeAs(he *histEntry, e runtime.LightEntry) {
+	h.settle() // an earlier run's first (its lazy histories are older)
+	he.id = Entry(e.Operator, e.Subtask, e.State, e.Key, e.Namespace, e.UserKey)
+	he.lazy = 0
+	other := h.byID.put(he)
+	if other == nil {
+		return
+	}
+	if h.live(other) {
+		he.indexed = false
+		return
+	}
+	h.byID.del(other)
+	other.indexed = false
+	h.goneIn--
+	h.byID.link(he)
+}
+
 // live reports whether he has a history (it is in order): not forgotten.
 func (h *history) live(he *histEntry) bool { return he.num > h.front() }
 
@@ -228,13 +295,14 @@ func (h *history) entryIn(id EntryID, spare *histEntry) *histEntry {
 // lookup returns byID[id], or makes it (in spare when not nil) without
 // a history yet (made).
 func (h *history) lookup(id EntryID, spare *histEntry) (he *histEntry, made bool) {
-	return h.byID.lookup(id, spare)
+	return h.index().lookup(id, spare)
 }
 
 // grow makes room in byID for n more entries at once, up to what it can
 // hold (historyBound live and historyGoneMax gone ones), instead of
 // letting it grow (and rehash) step by step while a fold adds them.
 func (h *history) grow(n int) {
+	h.settle()
 	want := min(h.byID.n+n, historyBound+historyGoneMax)
 	if want <= 2*max(h.byIDSize, h.byID.n, 1024) {
 		return
@@ -351,7 +419,7 @@ func (h *history) compact() {
 		return
 	}
 	h.goneIn = 0
-	h.byID.filter(func(e *histEntry) bool {
+	h.index().filter(func(e *histEntry) bool {
 		if !h.live(e) {
 			if h.chGen != 0 && e.chGen == h.chGen && e.ch >= 0 {
 				h.goneIn++ // its change is found by it
@@ -454,7 +522,7 @@ func (h *history) logFold(ws []runtime.LightRec, slots []foldSlot) {
 
 // revisions is the revisions of id (nil for none).
 func (h *history) revisions(id EntryID) []Revision {
-	if he := h.byID.get(id); he != nil && h.live(he) {
+	if he := h.index().get(id); he != nil && h.live(he) {
 		return he.revs()
 	}
 	return nil
@@ -464,6 +532,7 @@ func (h *history) revisions(id EntryID) []Revision {
 // undoes the logged writes after pos, newest first, or visits every entry
 // when the log does not reach back that far.
 func (h *history) truncate(pos int64) {
+	h.settle()
 	h.chGen = 0 // entries may leave byID: changes are looked up by EntryID
 	if len(h.log) == 0 || h.log[len(h.log)-1].pos <= pos {
 		return
@@ -512,6 +581,7 @@ func (h *history) truncate(pos int64) {
 }
 
 func (h *history) reset() {
+	// Unsettled histories are not in byID, and go with the rest.
 	h.byID.each(func(he *histEntry) { he.indexed, he.next = false, nil })
 	// The numbering goes on: every old entry is forgotten in the new one.
 	*h = history{ins: h.ins}
@@ -527,7 +597,7 @@ func (s *Session) HistoryForgotten() int64 { return s.hist.forgot }
 // History returns the revisions of an entry in this session, oldest first,
 // and how many older ones were forgotten (HistoryPerEntry).
 func (s *Session) History(id EntryID) (revs []Revision, forgotten int) {
-	he := s.hist.byID.get(id)
+	he := s.hist.index().get(id)
 	if he == nil || !s.hist.live(he) || len(he.revs()) == 0 {
 		return nil, 0
 	}

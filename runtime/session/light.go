@@ -341,7 +341,7 @@ func (c *collector) foldIn(final bool) {
 	if len(ws) == 0 {
 		if final {
 			c.makeRevisions()
-			c.materializeKept()
+			c.leaveKept(false)
 		}
 		return
 	}
@@ -450,9 +450,10 @@ func (c *collector) foldIn(final bool) {
 		c.makeRevisions()
 	}
 	if final {
-		c.materializeKept()
+		c.leaveKept(true)
+	} else {
+		h.compact()
 	}
-	h.compact()
 	// slots is left as it is (the next batch writes over it): what it
 	// names the light run's hists name too, but for the histories a
 	// lookup replaced, which it keeps until then.
@@ -483,14 +484,15 @@ func (c *collector) historyOf(w *runtime.LightRec) (_ *histEntry, made bool) {
 	}
 	e := exec.LightEntryAt(w)
 	id := Entry(e.Operator, e.Subtask, e.State, e.Key, e.Namespace, e.UserKey)
-	k := h.byID.key(&id) // hashed once, for the search and for the insert
-	if he := h.byID.find(k, &id); he != nil {
+	x := h.index()
+	k := x.key(&id) // hashed once, for the search and for the insert
+	if he := x.find(k, &id); he != nil {
 		return he, false
 	}
 	if he := c.lazyOf(w, &id); he != nil {
 		return he, false
 	}
-	he := h.byID.makeAt(k, id, l.spare())
+	he := x.makeAt(k, id, l.spare())
 	l.used()
 	return he, true
 }
@@ -530,52 +532,26 @@ func (c *collector) lazyOf(w *runtime.LightRec, id *EntryID) *histEntry {
 	return nil
 }
 
-// materialize gives a lazy history its EntryID and puts it in byID. When
-// byID holds another history of that EntryID (another entry whose key,
-// namespace and user key print the same as this one's), a forgotten one
-// makes room for it; a kept one stays, and this one stays out of byID
-// (not indexed): the history then lists two entries by one EntryID, as
-// the two entries of state print alike.
+// materialize gives a lazy history of the light run its EntryID and puts
+// it in byID (history.materializeAs).
 func (c *collector) materialize(he *histEntry) {
 	c.materializeAs(he, c.s.exec.LightEntryIn(he.lazyEntry()))
 }
 
 // materializeAs is materialize with he's entry decoded already.
 func (c *collector) materializeAs(he *histEntry, e runtime.LightEntry) {
-	h := &c.s.hist
-	he.id = Entry(e.Operator, e.Subtask, e.State, e.Key, e.Namespace, e.UserKey)
-	he.lazy = 0
 	c.light.lazies--
-	other := h.byID.put(he)
-	if other == nil {
-		return
-	}
-	if h.live(other) {
-		he.indexed = false
-		return
-	}
-	h.byID.del(other)
-	other.indexed = false
-	h.goneIn--
-	h.byID.link(he)
+	c.s.hist.materializeAs(he, e)
 }
 
-// materializeKept materializes the lazy histories the history keeps, at
-// the end of a light run (nothing reads the history before: views look
-// entries up by EntryID), and counts the forgotten ones byID holds again
-// (goneIn counted the lazy ones too, which byID never held).
-func (c *collector) materializeKept() {
+// leaveKept leaves the lazy histories the history keeps at the end of a
+// light run unsettled (history.unsettled): nothing reads the history
+// before its next use of byID, which settles them (views look entries up
+// by EntryID), compacting it after when compact.
+func (c *collector) leaveKept(compact bool) {
 	h := &c.s.hist
-	live := 0
-	for _, he := range h.order {
-		if he.lazy != 0 {
-			c.materialize(he)
-		}
-		if he.indexed {
-			live++
-		}
-	}
-	h.goneIn = h.byID.n - live
+	h.unsettled = c.s.exec.KeepLightEntries()
+	h.unsettledCompact = compact
 }
 
 // makeRevisions makes the revisions of the pending writes (see fold):

@@ -136,12 +136,22 @@ func checkLightHistory(t *testing.T, build func() (*runtime.Job, error), backend
 	var res lightHistoryRun
 	for i, cmd := range cmds {
 		var stops [2]*Stop
+		runs := light.lightRuns
 		for j, s := range []*Session{full, light} {
 			st, err := runCommand(s, cmd)
 			if err != nil {
 				t.Fatalf("command %d (%s): %v", i, cmd, err)
 			}
 			stops[j] = st
+		}
+		// A light run leaves the histories it kept unsettled (no EntryIDs
+		// yet) until the first lookup by EntryID, which settles them.
+		if light.lightRuns > runs && light.hist.unsettled == nil {
+			t.Fatalf("command %d (%s): the light run settled its histories at its stop", i, cmd)
+		}
+		light.History(EntryID{})
+		if light.hist.unsettled != nil {
+			t.Fatalf("command %d (%s): History left the light run's histories unsettled", i, cmd)
 		}
 		ids := map[EntryID]bool{}
 		for _, s := range []*Session{full, light} {
