@@ -427,17 +427,7 @@ func TestKeyGroupRangesConcatenate(t *testing.T) {
 // TestUnreadableIsAGap: a Flink savepoint with state the reader cannot
 // decode exports the rest and lists the gap.
 func TestUnreadableIsAGap(t *testing.T) {
-	dir := "../../shared/flink-savepoints/typeser-flink1.16-hashmap-savepoint"
-	if _, err := os.Stat(dir); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("sample absent under CI")
-		}
-		t.Skip("sample absent")
-	}
-	sp, err := flink.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sp := openSample(t, "typeser-flink1.16-hashmap-savepoint")
 	rep, err := export.Parquet(context.Background(), sp, t.TempDir(), export.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -460,17 +450,7 @@ func TestUnreadableIsAGap(t *testing.T) {
 // states per domain; each state's dataset holds its own timers (one event
 // timer, in its input's sort buffer), not every timer of the domain.
 func TestTimerStatesOfOneDomain(t *testing.T) {
-	dir := "../../shared/flink-savepoints/sql/stream-exec-process-table-function_1__process-order-by-restore/savepoint"
-	if _, err := os.Stat(dir); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("sample absent under CI")
-		}
-		t.Skip("sample absent")
-	}
-	sp, err := flink.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sp := openSample(t, "sql/stream-exec-process-table-function_1__process-order-by-restore/savepoint")
 	out := t.TempDir()
 	rep, err := export.Parquet(context.Background(), sp, out, export.Options{})
 	if err != nil || rep.Err() != nil {
@@ -496,4 +476,23 @@ func TestTimerStatesOfOneDomain(t *testing.T) {
 	if timers != 6 {
 		t.Fatalf("%d timer states, want 6", timers)
 	}
+}
+
+// openSample opens a shared Flink sample (its path under
+// shared/flink-savepoints), skipping the test when the samples are absent
+// (but failing under CI, which has them).
+func openSample(t *testing.T, name string) *flink.Savepoint {
+	t.Helper()
+	dir := "../../shared/flink-savepoints/" + name
+	if _, err := os.Stat(dir); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("sample absent under CI")
+		}
+		t.Skip("sample absent")
+	}
+	sp, err := flink.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sp
 }
