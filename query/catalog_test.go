@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"iter"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -195,8 +196,14 @@ func newTestCatalog() *memCatalog {
 		{OperatorID: enrich.ID, OperatorName: enrich.Name, Subtask: 0, StateName: "rules", Kind: state.KindBroadcast, Key: "blocked", Value: state.Hex{0x00, 0xff}},
 	}
 	c.timers = []state.TimerRow{
-		{OperatorID: enrich.ID, OperatorName: enrich.Name, KeyGroup: keyGroup("u1"), Key: "u1", Domain: "event", Timestamp: since.UnixMilli() + 1500},
-		{OperatorID: enrich.ID, OperatorName: enrich.Name, KeyGroup: keyGroup("u2"), Key: "u2", Domain: "processing", Timestamp: since.UnixMilli()},
+		{OperatorID: enrich.ID, OperatorName: enrich.Name, KeyGroup: keyGroup("u1"), StateName: "_timer_state/event_timers", Key: "u1", Domain: "event",
+			Timestamp: since.UnixMilli() + 1500},
+		{OperatorID: enrich.ID, OperatorName: enrich.Name, KeyGroup: keyGroup("u2"), StateName: "_timer_state/processing_timers", Key: "u2", Domain: "processing",
+			Timestamp: since.UnixMilli()},
+		// A second event timer state, as a Flink process table function
+		// keeps them, with a timer at one of Flink's sentinels.
+		{OperatorID: enrich.ID, OperatorName: enrich.Name, KeyGroup: keyGroup("u3"), StateName: "_timer_state/event_user-timers", Key: "u3", Domain: "event",
+			Timestamp: math.MinInt64 + 10},
 	}
 
 	c.metas = []state.StateMeta{
@@ -205,6 +212,9 @@ func newTestCatalog() *memCatalog {
 		{OperatorID: sum.ID, OperatorName: sum.Name, StateName: "by_product", Scope: state.ScopeKeyed, Kind: state.KindMap, KeyType: "string", NamespaceType: "void", UserKeyType: "string", ValueType: "int64"},
 		{OperatorID: enrich.ID, OperatorName: enrich.Name, StateName: "profile", Scope: state.ScopeKeyed, Kind: state.KindValue, KeyType: "string", NamespaceType: "window", ValueType: "json:main.Profile"},
 		{OperatorID: enrich.ID, OperatorName: enrich.Name, StateName: "rules", Scope: state.ScopeOperator, Kind: state.KindBroadcast, UserKeyType: "string", ValueType: "json:main.Rule"},
+		{OperatorID: enrich.ID, OperatorName: enrich.Name, StateName: "_timer_state/event_timers", Scope: state.ScopeKeyed, Kind: state.KindTimers, KeyType: "string", NamespaceType: "void"},
+		{OperatorID: enrich.ID, OperatorName: enrich.Name, StateName: "_timer_state/processing_timers", Scope: state.ScopeKeyed, Kind: state.KindTimers, KeyType: "string", NamespaceType: "void"},
+		{OperatorID: enrich.ID, OperatorName: enrich.Name, StateName: "_timer_state/event_user-timers", Scope: state.ScopeKeyed, Kind: state.KindTimers, KeyType: "string", NamespaceType: "void"},
 	}
 	// Entries counted from the rows, keyed and operator state alike (the
 	// broadcast rules were listed with 0 entries while returning 2 rows).
@@ -223,6 +233,11 @@ func newTestCatalog() *memCatalog {
 			continue
 		}
 		for _, r := range c.keyed {
+			if r.OperatorID == m.OperatorID && r.StateName == m.StateName {
+				c.metas[i].Entries++
+			}
+		}
+		for _, r := range c.timers {
 			if r.OperatorID == m.OperatorID && r.StateName == m.StateName {
 				c.metas[i].Entries++
 			}

@@ -127,6 +127,7 @@ var timersTable = &table{name: "timers", kind: tableTimers, cols: []column{
 	{"operator_name", tString, func(r *srcRow) any { return r.timer.OperatorName }, nil},
 	{"subtask", tInt, func(r *srcRow) any { return int64(r.timer.Subtask) }, nil},
 	{"key_group", tInt, func(r *srcRow) any { return int64(r.timer.KeyGroup) }, nil},
+	{"state_name", tString, func(r *srcRow) any { return r.timer.StateName }, func(r *srcRow) string { return r.timer.StateName }},
 	{"key", tAny, func(r *srcRow) any { return r.timer.Key }, nil},
 	{"namespace", tAny, func(r *srcRow) any { return r.timer.Namespace }, nil},
 	{"domain", tString, func(r *srcRow) any { return r.timer.Domain }, nil},

@@ -376,8 +376,15 @@ func negate(v any) any {
 	return nil
 }
 
-// formatTime prints a time as RFC 3339, with milliseconds when it has any.
+// formatTime prints a time as RFC 3339, with milliseconds when it has any;
+// a time outside the years 0000–9999, which RFC 3339 cannot write (a Flink
+// timer at Long.MIN_VALUE+10), as state.Sentinel names it.
 func formatTime(t time.Time) string {
+	if y := t.Year(); y < 0 || y > 9999 {
+		if s, ok := state.Sentinel(t.UnixMilli()); ok {
+			return s
+		}
+	}
 	if t.Nanosecond() == 0 {
 		return t.Format(time.RFC3339)
 	}

@@ -184,7 +184,8 @@ func (c liveCatalog) Timers(scan state.TimerScan) iter.Seq2[state.TimerRow, erro
 			for _, inst := range c.e.instances(info) {
 				ok := c.scanInstance(inst, state.KeyedScan{KeyGroups: scan.KeyGroups}, true, func(r state.KeyedRow) bool {
 					return yield(state.TimerRow{OperatorID: r.OperatorID, OperatorName: r.OperatorName, Subtask: r.Subtask,
-						KeyGroup: r.KeyGroup, Key: r.Key, Namespace: r.Namespace, Domain: state.TimerDomain(r.StateName), Timestamp: r.Value.(int64)}, nil)
+						KeyGroup: r.KeyGroup, StateName: r.StateName, Key: r.Key, Namespace: r.Namespace, Domain: state.TimerDomain(r.StateName),
+						Timestamp: r.Value.(int64)}, nil)
 				}, func(err error) { yield(state.TimerRow{}, err) })
 				if !ok {
 					return

@@ -70,15 +70,50 @@ func (r *restoring) check(p *Plan) error {
 			continue
 		}
 		if o.MaxParallelism != p.MaxParallelism && hasKeyed(o.States) {
-			return fmt.Errorf("runtime: cannot restore operator %q: the snapshot has max parallelism %d, the job %d; key groups cannot change (keep --max-parallelism %d)",
-				info.Name, o.MaxParallelism, p.MaxParallelism, o.MaxParallelism)
+			return &MaxParallelismError{Operator: info.Name, Snapshot: o.MaxParallelism, Job: p.MaxParallelism}
 		}
 	}
 	if len(unmatched) > 0 && !r.opts.AllowNonRestoredState {
-		return fmt.Errorf("runtime: the snapshot has state for operators the job does not have: %s; restore with --allow-non-restored-state to drop it",
-			strings.Join(unmatched, ", "))
+		return &UnmatchedStateError{Operators: unmatched}
 	}
 	return nil
+}
+
+// MaxParallelismError refuses a snapshot whose max parallelism differs
+// from the job's for an operator with keyed state: key groups cannot
+// change.
+type MaxParallelismError struct {
+	Operator      string
+	Snapshot, Job int // their max parallelisms
+	// Remedy, when set, replaces the CLI's ("keep --max-parallelism N") in
+	// the message: a Go test passes an option, not a flag.
+	Remedy string
+}
+
+func (e *MaxParallelismError) Error() string {
+	remedy := e.Remedy
+	if remedy == "" {
+		remedy = fmt.Sprintf("keep --max-parallelism %d", e.Snapshot)
+	}
+	return fmt.Sprintf("runtime: cannot restore operator %q: the snapshot has max parallelism %d, the job %d; key groups cannot change (%s)",
+		e.Operator, e.Snapshot, e.Job, remedy)
+}
+
+// UnmatchedStateError refuses a snapshot with state of operators the job
+// does not have, unless the restore allows non-restored state.
+type UnmatchedStateError struct {
+	Operators []string // name (uid, number of states)
+	// Remedy, when set, replaces the CLI's ("restore with
+	// --allow-non-restored-state to drop it") in the message.
+	Remedy string
+}
+
+func (e *UnmatchedStateError) Error() string {
+	remedy := e.Remedy
+	if remedy == "" {
+		remedy = "restore with --allow-non-restored-state to drop it"
+	}
+	return fmt.Sprintf("runtime: the snapshot has state for operators the job does not have: %s; %s", strings.Join(e.Operators, ", "), remedy)
 }
 
 func hasKeyed(ms []state.StateMeta) bool {

@@ -344,8 +344,10 @@ func (s *sourceOp[T]) pull(ctx *OperatorContext) (bool, error) {
 			}
 			if s.replaced && ev.HasTimestamp && ev.Timestamp != ts {
 				// A test gave a timestamp that the job's strategy would
-				// silently replace.
-				return false, fmt.Errorf("%s: the record was given timestamp %s, but the source's watermark strategy assigns it %s", ev.Where, state.FormatMillis(ev.Timestamp), state.FormatMillis(ts))
+				// silently replace. The failure names where the record
+				// came from (ev.Where); this says which record it is.
+				return false, fmt.Errorf("the record %s was given timestamp %s, but the source's watermark strategy assigns it %s",
+					describeValue(ev.Value), state.FormatMillis(ev.Timestamp), state.FormatMillis(ts))
 			}
 			r.Timestamp, r.HasTimestamp = ts, true
 		}

@@ -548,7 +548,7 @@ func (s *Savepoint) timers(scan state.TimerScan, stateName string) iter.Seq2[sta
 				return false
 			}
 			return yield(state.TimerRow{OperatorID: op.info.ID, OperatorName: op.info.Name, Subtask: sub.Index, KeyGroup: e.KeyGroup,
-				Key: display(keyType, e.Key), Namespace: display(m.NamespaceType, e.Namespace), Domain: domain, Timestamp: ts}, nil)
+				StateName: e.State, Key: display(keyType, e.Key), Namespace: display(m.NamespaceType, e.Namespace), Domain: domain, Timestamp: ts}, nil)
 		})
 		if err == nil {
 			err = stop

@@ -284,7 +284,7 @@ func TestCatalogRows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Domain != "event" || r.Timestamp != 9_999 || !strings.HasPrefix(r.Key.(string), "key_") {
+		if r.Domain != "event" || r.StateName != state.TimerStateName("event_timers") || r.Timestamp != 9_999 || !strings.HasPrefix(r.Key.(string), "key_") {
 			t.Fatalf("timer row %+v", r)
 		}
 		n++

@@ -54,12 +54,16 @@ type OperatorRow struct {
 	Value        any
 }
 
-// TimerRow is one row of the timers table.
+// TimerRow is one row of the timers table. StateName is the timer state
+// the timer belongs to, as States lists it: an operator may keep several
+// timer states of one domain (a Flink process table function keeps one per
+// input's sort buffer and its named and unnamed user timers).
 type TimerRow struct {
 	OperatorID   string
 	OperatorName string
 	Subtask      int
 	KeyGroup     int
+	StateName    string
 	Key          any
 	Namespace    any
 	Domain       string // "event" or "processing"

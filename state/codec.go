@@ -369,15 +369,34 @@ func MillisValue(ms int64) any {
 }
 
 // FormatMillis prints epoch milliseconds as RFC 3339 with milliseconds, or
-// -∞/+∞ at the ends of time.
+// as a Sentinel outside the years 0000–9999.
 func FormatMillis(ms int64) string {
-	switch ms {
-	case math.MinInt64:
-		return "-∞"
-	case math.MaxInt64:
-		return "+∞"
+	if s, ok := Sentinel(ms); ok {
+		return s
 	}
 	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}
+
+// Sentinel names a time outside the years 0000–9999, which RFC 3339 cannot
+// write: Flink's sentinels near the ends of a long (a timer at
+// Long.MIN_VALUE+10) by their distance to that end (-∞, Long.MIN_VALUE+10,
+// +∞, Long.MAX_VALUE-1), anything else by its epoch milliseconds
+// ("-62167219200001 ms"). ok is false for times in those years.
+func Sentinel(ms int64) (s string, ok bool) {
+	const minDate, maxDate = -62167219200000, 253402300799999 // 0000-01-01T00:00:00.000Z, 9999-12-31T23:59:59.999Z
+	switch {
+	case ms == math.MinInt64:
+		return "-∞", true
+	case ms == math.MaxInt64:
+		return "+∞", true
+	case ms < minDate && ms-math.MinInt64 < 1<<40:
+		return fmt.Sprintf("Long.MIN_VALUE+%d", uint64(ms-math.MinInt64)), true
+	case ms > maxDate && math.MaxInt64-ms < 1<<40:
+		return fmt.Sprintf("Long.MAX_VALUE-%d", uint64(math.MaxInt64-ms)), true
+	case ms < minDate || ms > maxDate:
+		return fmt.Sprintf("%d ms", ms), true
+	}
+	return "", false
 }
 
 // JSON encodes values of any Go type as JSON, so a savepoint stays readable

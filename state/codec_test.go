@@ -1,6 +1,7 @@
 package state
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -29,5 +30,32 @@ func TestDisplayBuiltins(t *testing.T) {
 	}
 	if got, err := Erase(String).Display(String.Append(nil, "x")); err != nil || got != "x" {
 		t.Errorf("Erase(String).Display = %v, %v", got, err)
+	}
+}
+
+// FormatMillis writes RFC 3339 inside the years 0000–9999 and a Sentinel
+// outside them, where RFC 3339 has no form (before: -292275055-05-16T…Z
+// for a Flink timer at Long.MIN_VALUE+10).
+func TestFormatMillis(t *testing.T) {
+	for _, c := range []struct {
+		ms   int64
+		want string
+	}{
+		{0, "1970-01-01T00:00:00.000Z"},
+		{1772366409999, "2026-03-01T12:00:09.999Z"},
+		{-62167219200000, "0000-01-01T00:00:00.000Z"},
+		{253402300799999, "9999-12-31T23:59:59.999Z"},
+		{math.MinInt64, "-∞"},
+		{math.MaxInt64, "+∞"},
+		{math.MinInt64 + 10, "Long.MIN_VALUE+10"},
+		{math.MaxInt64 - 1, "Long.MAX_VALUE-1"},
+		{-62167219200001, "-62167219200001 ms"},
+		{253402300800000, "253402300800000 ms"},
+	} {
+		got := FormatMillis(c.ms)
+		s, ok := Sentinel(c.ms)
+		if got != c.want || ok != (s == c.want) || ok && s != got {
+			t.Errorf("FormatMillis(%d) = %q, Sentinel = %q, %v; want %q", c.ms, got, s, ok, c.want)
+		}
 	}
 }

@@ -2,6 +2,8 @@ package streamdbgtest
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
@@ -151,7 +153,7 @@ func (d *Driver) start() {
 	}
 	s, err := session.New(d.job, session.Options{Options: ro, Restore: d.restore})
 	if err != nil {
-		d.t.Fatalf("streamdbgtest: job %q cannot start: %v", d.job.Name, err)
+		d.t.Fatalf("streamdbgtest: job %q cannot start: %v", d.job.Name, withOptionRemedy(err))
 	}
 	d.sess = s
 	d.sched.base = s.Executor().Reads()
@@ -163,6 +165,20 @@ func (d *Driver) start() {
 		}
 	}
 	d.stepped = false // those reads follow from the inputs alone
+}
+
+// withOptionRemedy makes a restore refusal name the driver's option that
+// overcomes it instead of the CLI's flag, which a Go test cannot pass.
+func withOptionRemedy(err error) error {
+	var mp *runtime.MaxParallelismError
+	if errors.As(err, &mp) {
+		mp.Remedy = fmt.Sprintf("restore with streamdbgtest.MaxParallelism(%d)", mp.Snapshot)
+	}
+	var us *runtime.UnmatchedStateError
+	if errors.As(err, &us) {
+		us.Remedy = "pass streamdbgtest.AllowNonRestoredState() to Restore to drop it"
+	}
+	return err
 }
 
 func (d *Driver) parallelismOf(operator string) int {

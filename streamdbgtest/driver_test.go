@@ -145,7 +145,9 @@ func TestPushBetweenAssertions(t *testing.T) {
 }
 
 // TestRecordTimestamps: PushAt gives the record's timestamp, which output
-// records carry; a strategy that assigns timestamps itself refuses another.
+// records carry; a strategy that assigns timestamps itself refuses another,
+// naming the push's file:line once and the record (before: the file:line
+// twice, no record).
 func TestRecordTimestamps(t *testing.T) {
 	job := rt.NewJob("ts")
 	src := rt.FromSlice(job, "in", []int64(nil), rt.WatermarkStrategy[int64]{}, rt.UID("in"))
@@ -170,10 +172,13 @@ func TestRecordTimestamps(t *testing.T) {
 		in.PushAt(5, time.UnixMilli(5)) // agrees: fine
 		in.PushAt(7, time.UnixMilli(8))
 	})
-	for _, want := range []string{"given timestamp", "assigns it", "driver_test.go:"} {
+	for _, want := range []string{"the record 7 was given timestamp 1970-01-01T00:00:00.008Z", "assigns it 1970-01-01T00:00:00.007Z", "driver_test.go:"} {
 		if !strings.Contains(msg, want) {
 			t.Fatalf("a timestamp the strategy overrides: %q does not say %q", msg, want)
 		}
+	}
+	if n := strings.Count(msg, "driver_test.go:"); n != 1 {
+		t.Fatalf("a timestamp the strategy overrides: %q names the push's file:line %d times, want once", msg, n)
 	}
 }
 

@@ -89,10 +89,28 @@ func TestRestoreKeepsMaxParallelism(t *testing.T) {
 	}
 }
 
+// TestRestoreOtherMaxParallelism: a restore with another max parallelism
+// than the snapshot's is refused, naming the driver's option that keeps
+// the snapshot's (before: the CLI's --max-parallelism).
+func TestRestoreOtherMaxParallelism(t *testing.T) {
+	d := streamdbgtest.New(t, wordJob(), streamdbgtest.MaxParallelism(4))
+	streamdbgtest.Input[string](d, "lines").PushAll("a", "b")
+	snap := d.Snapshot()
+	msg := fatal(t, func(ft testing.TB) {
+		streamdbgtest.Restore(ft, wordJob(), snap, 1, streamdbgtest.MaxParallelism(8)).Run()
+	})
+	want := `streamdbgtest: job "words" cannot start: runtime: cannot restore operator "count": the snapshot has max parallelism 4, the job 8; ` +
+		`key groups cannot change (restore with streamdbgtest.MaxParallelism(4))`
+	if msg != want {
+		t.Fatalf("restore with another max parallelism:\n got %q\nwant %q", msg, want)
+	}
+}
+
 // TestRestoreAllowNonRestoredState: a snapshot with state of an operator
-// the job no longer has is refused, and restores with
-// AllowNonRestoredState, the rest of its state kept (before: no option
-// for it; the refusal named a CLI flag only).
+// the job no longer has is refused, naming the option that drops it, and
+// restores with AllowNonRestoredState, the rest of its state kept (before:
+// no option for it; the refusal named the CLI flag, which a test cannot
+// pass).
 func TestRestoreAllowNonRestoredState(t *testing.T) {
 	d := streamdbgtest.New(t, wordJob())
 	streamdbgtest.Input[string](d, "lines").PushAll("a", "a")
@@ -105,7 +123,8 @@ func TestRestoreAllowNonRestoredState(t *testing.T) {
 		return job
 	}
 	msg := fatal(t, func(ft testing.TB) { streamdbgtest.Restore(ft, fewer(), snap, 1).Run() })
-	if !strings.Contains(msg, "operators the job does not have: count") {
+	if !strings.Contains(msg, "operators the job does not have: count") ||
+		!strings.Contains(msg, "; pass streamdbgtest.AllowNonRestoredState() to Restore to drop it") || strings.Contains(msg, "--") {
 		t.Fatalf("restore without the option: %q", msg)
 	}
 	r := streamdbgtest.Restore(t, fewer(), snap, 1, streamdbgtest.AllowNonRestoredState())

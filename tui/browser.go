@@ -132,11 +132,8 @@ func stateQuery(m session.StateMeta) string {
 	if m.Kind != "timers" {
 		return fmt.Sprintf("SELECT key, value FROM %q.%q LIMIT 100", m.OperatorName, m.Name)
 	}
-	where := fmt.Sprintf("operator_id = '%s'", m.OperatorID)
-	if d := session.TimerDomain(m.Name); d != "" {
-		where += fmt.Sprintf(" AND domain = '%s'", d)
-	}
-	return "SELECT key, namespace, timestamp FROM timers WHERE " + where + " LIMIT 100"
+	return fmt.Sprintf("SELECT key, namespace, timestamp FROM timers WHERE operator_id = '%s' AND state_name = '%s' LIMIT 100",
+		m.OperatorID, strings.ReplaceAll(m.Name, "'", "''"))
 }
 
 func (b *browser) layout() (metaH, leftW, bodyH int) {
@@ -182,7 +179,7 @@ func (b *browser) choose() {
 	var src rowSource
 	switch {
 	case m.Kind == "timers":
-		src = &savepointTimers{sp: b.sp, meta: m, domain: session.TimerDomain(m.Name), maxKG: max(1, op.MaxParallelism) - 1, cond: b.cond}
+		src = &savepointTimers{sp: b.sp, meta: m, maxKG: max(1, op.MaxParallelism) - 1, cond: b.cond}
 	case m.Scope == "keyed":
 		src = &savepointKeyed{sp: b.sp, meta: m, maxKG: max(1, op.MaxParallelism) - 1, cond: b.cond}
 		src.(*savepointKeyed).pin(b.pins)
@@ -795,11 +792,10 @@ func keyGroupsFrom(from, last int) []int {
 
 // savepointTimers reads the timers of one timer state of a savepoint.
 type savepointTimers struct {
-	sp     *session.Savepoint
-	meta   session.StateMeta
-	domain string
-	maxKG  int
-	cond   *query.Compiled
+	sp    *session.Savepoint
+	meta  session.StateMeta
+	maxKG int
+	cond  *query.Compiled
 }
 
 func (s *savepointTimers) first() int { return 0 }
@@ -808,7 +804,7 @@ func (s *savepointTimers) last() int  { return s.maxKG }
 func (s *savepointTimers) rows(from, to int) iter.Seq2[pageRow, error] {
 	return func(yield func(pageRow, error) bool) {
 		kgs := keyGroupsFrom(from, min(to, s.maxKG))
-		for r, err := range s.sp.Timers(s.meta.OperatorID, kgs, s.domain) {
+		for r, err := range s.sp.Timers(s.meta.OperatorID, kgs, s.meta.Name) {
 			if err != nil {
 				yield(pageRow{}, err)
 				return

@@ -54,7 +54,7 @@ const (
 var rowNames = [...][]string{
 	keyedRow:    {"operator_name", "subtask", "key_group", "state_name", "kind", "key", "namespace", "user_key", "value"},
 	operatorRow: {"operator_name", "subtask", "state_name", "mode", "position", "key", "value"},
-	timerRow:    {"operator_name", "subtask", "key_group", "key", "namespace", "domain", "timestamp"},
+	timerRow:    {"operator_name", "subtask", "key_group", "state_name", "key", "namespace", "domain", "timestamp"},
 }
 
 // rowEnv is a row's columns for a filter, looked up in the row itself: a

@@ -290,7 +290,7 @@ func TestRowEnvColumns(t *testing.T) {
 			"key": "k", "namespace": int64(5), "user_key": "u", "value": int64(9)},
 		operatorRow: {"operator_name": "count", "subtask": int64(1), "state_name": "n", "mode": "value", "position": int64(3),
 			"key": "k", "value": int64(9)},
-		timerRow: {"operator_name": "count", "subtask": int64(1), "key_group": int64(77), "key": "k", "namespace": int64(5),
+		timerRow: {"operator_name": "count", "subtask": int64(1), "key_group": int64(77), "state_name": "n", "key": "k", "namespace": int64(5),
 			"domain": "event", "timestamp": int64(1234)},
 	}
 	for kind, cols := range want {

@@ -653,7 +653,7 @@ func (p *statePane) details() tea.Cmd {
 			d.change = &c
 		}
 	case tabTimers:
-		d.fields = [][2]string{{"domain", r.row.Domain}, {"timestamp", timestamp(r.row.Timestamp)}, {"epoch ms", strconv.FormatInt(r.row.Timestamp, 10)},
+		d.fields = [][2]string{{"state", r.row.State}, {"domain", r.row.Domain}, {"timestamp", timestamp(r.row.Timestamp)}, {"epoch ms", strconv.FormatInt(r.row.Timestamp, 10)},
 			{"key", pretty(r.row.Key)}, {"namespace", pretty(r.row.Namespace)}, {"key group", strconv.Itoa(r.row.KeyGroup)}, {"subtask", strconv.Itoa(r.row.Subtask)}}
 	default:
 		d.fields = [][2]string{{"state", r.row.State}, {"mode", r.row.Kind}, {"position", strconv.Itoa(r.row.Position)}, {"key", pretty(r.row.Key)},

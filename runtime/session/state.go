@@ -21,7 +21,8 @@ type StateReader struct {
 }
 
 // Row is one row of state: keyed (Key, Namespace, UserKey, Value), operator
-// state (Mode, Position, Key, Value) or a timer (Domain, Timestamp).
+// state (Mode, Position, Key, Value) or a timer (its timer state in State,
+// Key, Namespace, Domain, Timestamp).
 type Row struct {
 	OperatorID   string
 	OperatorName string
@@ -147,22 +148,25 @@ func (r StateReader) OperatorState(operatorID, stateName string) iter.Seq2[Row, 
 }
 
 // Timers reads the timers of an operator in the given key groups (nil:
-// all); domain "event" or "processing" keeps one kind ("" both).
-func (r StateReader) Timers(operatorID string, keyGroups []int, domain string) iter.Seq2[Row, error] {
+// all): those of its timer state stateName (as States names it), or all
+// of them when stateName is "".
+func (r StateReader) Timers(operatorID string, keyGroups []int, stateName string) iter.Seq2[Row, error] {
 	return func(yield func(Row, error) bool) {
 		if keyGroups != nil && len(keyGroups) == 0 {
 			return
 		}
-		for tr, err := range r.cat.Timers(state.TimerScan{OperatorID: operatorID, KeyGroups: keyGroups}) {
+		scan := state.TimerScan{OperatorID: operatorID, KeyGroups: keyGroups}
+		timers := r.cat.Timers(scan)
+		if stateName != "" {
+			timers = savepoint.TimersOfState(r.cat, scan, stateName)
+		}
+		for tr, err := range timers {
 			if err != nil {
 				yield(Row{}, err)
 				return
 			}
-			if domain != "" && tr.Domain != domain {
-				continue
-			}
 			if !yield(Row{OperatorID: tr.OperatorID, OperatorName: tr.OperatorName, Subtask: tr.Subtask, KeyGroup: tr.KeyGroup,
-				Kind: "timers", Key: tr.Key, Namespace: tr.Namespace, Domain: tr.Domain, Timestamp: tr.Timestamp}, nil) {
+				State: tr.StateName, Kind: "timers", Key: tr.Key, Namespace: tr.Namespace, Domain: tr.Domain, Timestamp: tr.Timestamp}, nil) {
 				return
 			}
 		}

@@ -3,7 +3,6 @@ package session
 import (
 	"errors"
 	"fmt"
-	"math"
 
 	"streamdbg/runtime"
 	"streamdbg/state"
@@ -363,32 +362,6 @@ func stepView(i runtime.StepInfo) StepView {
 
 func domainName(d runtime.TimeDomain) string { return d.String() }
 
-// FormatMillis prints epoch milliseconds as RFC 3339 with milliseconds.
-// Times beyond the years 0–9999 are Flink's sentinels near the ends of a
-// long (a timer at Long.MIN_VALUE+10): they print as such, not as dates.
-func FormatMillis(ms int64) string {
-	if s, ok := Sentinel(ms); ok {
-		return s
-	}
-	return state.FormatMillis(ms)
-}
-
-// Sentinel names a timestamp outside the years 0–9999 by its distance to
-// the end of the long it is near: -∞, Long.MIN_VALUE+10, +∞,
-// Long.MAX_VALUE-1, or the raw milliseconds.
-func Sentinel(ms int64) (string, bool) {
-	const minDate, maxDate = -62167219200000, 253402300799999 // 0000-01-01, 9999-12-31
-	switch {
-	case ms == math.MinInt64:
-		return "-∞", true
-	case ms == math.MaxInt64:
-		return "+∞", true
-	case ms < minDate && ms-math.MinInt64 < 1<<40:
-		return fmt.Sprintf("Long.MIN_VALUE+%d", uint64(ms-math.MinInt64)), true
-	case ms > maxDate && math.MaxInt64-ms < 1<<40:
-		return fmt.Sprintf("Long.MAX_VALUE-%d", uint64(math.MaxInt64-ms)), true
-	case ms < minDate || ms > maxDate:
-		return fmt.Sprintf("%d ms", ms), true
-	}
-	return "", false
-}
+// Sentinel names a time outside the years 0000–9999 (state.Sentinel: a
+// Flink timer at Long.MIN_VALUE+10, say), for views that print times.
+func Sentinel(ms int64) (string, bool) { return state.Sentinel(ms) }

@@ -160,7 +160,7 @@ func (m *clTestModel) lines(subtask int, kgs func(int) bool) (keyed, timers []st
 	}
 	for t := range m.timers {
 		if kgs(longKG(t.k, clMaxPar)) {
-			timers = append(timers, fmt.Sprintf("%s|%d|%d|%#v|%#v|%s|%d", clOpID, subtask, longKG(t.k, clMaxPar), t.k, t.ns, "event", t.ts))
+			timers = append(timers, fmt.Sprintf("%s|%d|%d|%s|%#v|%#v|%s|%d", clOpID, subtask, longKG(t.k, clMaxPar), clTestStates[clTimerState].name, t.k, t.ns, "event", t.ts))
 		}
 	}
 	slices.Sort(keyed)

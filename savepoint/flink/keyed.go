@@ -166,10 +166,10 @@ func (sp *Savepoint) Timers(scan state.TimerScan) iter.Seq2[state.TimerRow, erro
 }
 
 // TimersOfState streams the timers of one timer state, named as States
-// lists it ("_timer_state/event_user-timers"). A TimerRow tells timers
-// apart by domain only, but an operator may keep several timer services of
-// one domain (a process table function: named and unnamed user timers and
-// one service per input's sort buffer), each a state of its own.
+// lists it ("_timer_state/event_user-timers"), reading only that state's
+// entries: an operator may keep several timer services of one domain (a
+// process table function: named and unnamed user timers and one service per
+// input's sort buffer), each a state of its own.
 func (sp *Savepoint) TimersOfState(scan state.TimerScan, stateName string) iter.Seq2[state.TimerRow, error] {
 	return sp.timers(scan, stateName)
 }
@@ -210,6 +210,7 @@ func (sp *Savepoint) timers(scan state.TimerScan, stateName string) iter.Seq2[st
 					OperatorName: name,
 					Subtask:      f.subtask,
 					KeyGroup:     e.keyGroup,
+					StateName:    e.meta.name,
 					Key:          e.key,
 					Namespace:    e.namespace,
 					Domain:       e.meta.domain(),

@@ -200,10 +200,11 @@ func (sp *Savepoint) legacyTimerRows(op *operatorMeta, subtask int, h *keyGroups
 		if e.event {
 			domain = "event"
 		}
-		if stateName != "" && stateName != "_timer_state/"+domain+"_"+services[e.service].name {
+		timerState := "_timer_state/" + domain + "_" + services[e.service].name
+		if stateName != "" && stateName != timerState {
 			continue
 		}
-		row := state.TimerRow{OperatorID: op.id, OperatorName: name, Subtask: subtask, KeyGroup: e.keyGroup,
+		row := state.TimerRow{OperatorID: op.id, OperatorName: name, Subtask: subtask, KeyGroup: e.keyGroup, StateName: timerState,
 			Key: e.timer.key, Namespace: e.timer.namespace, Domain: domain, Timestamp: e.timer.timestamp}
 		if !yield(row, nil) {
 			return false

@@ -57,7 +57,7 @@ func timerLines(t *testing.T, sp *Savepoint) []string {
 			}
 			ts = "wall-clock"
 		}
-		out = append(out, fmt.Sprintf("%s|%d|%d|%#v|%#v|%s|%s", r.OperatorID, r.Subtask, r.KeyGroup, r.Key, r.Namespace, r.Domain, ts))
+		out = append(out, fmt.Sprintf("%s|%d|%d|%s|%#v|%#v|%s|%s", r.OperatorID, r.Subtask, r.KeyGroup, r.StateName, r.Key, r.Namespace, r.Domain, ts))
 	}
 	slices.Sort(out)
 	return out
