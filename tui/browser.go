@@ -757,7 +757,7 @@ func (s *savepointKeyed) rows(from, to int) iter.Seq2[pageRow, error] {
 // scan yields the rows of some key groups that pass the filter; false:
 // stop (the consumer is done, or an error was yielded).
 func (s *savepointKeyed) scan(kgs []int, yield func(pageRow, error) bool) bool {
-	for r, err := range s.sp.Keyed(s.meta.OperatorID, s.meta.Name, kgs, s.keys) {
+	for r, err := range s.sp.KeyedWhere(s.meta.OperatorID, s.meta.Name, kgs, s.keys, s.cond) {
 		if err != nil {
 			yield(pageRow{}, err)
 			return false
