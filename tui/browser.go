@@ -285,6 +285,10 @@ func (b *browser) Update(msg tea.Msg) tea.Cmd {
 		b.applyPage(msg)
 	case browserQueryMsg:
 		b.busy = nil
+		if errors.Is(msg.err, context.Canceled) {
+			b.status = "stopped (esc): " + msg.text // the user's doing, not an error
+			return nil
+		}
 		if msg.err != nil {
 			b.showError(msg.text, msg.err)
 		} else {

@@ -999,3 +999,19 @@ func TestBrowserReadsInTheBackground(t *testing.T) {
 		}
 	}
 }
+
+// A query esc stopped says so in the status line, not as an error
+// overlay reading "context canceled" (before).
+func TestBrowserQueryStopped(t *testing.T) {
+	b, _ := newTestBrowser(t, ordersSavepoint(t))
+	b.SetSize(120, 40)
+	cmd := b.runQuery("SELECT * FROM keyed_state")
+	if b.busy == nil || cmd == nil {
+		t.Fatal("the query does not run in the background")
+	}
+	b.key(keyMsg("esc"))
+	b.Update(cmd())
+	if b.overlay != nil || b.busy != nil || !strings.HasPrefix(b.status, "stopped (esc): SELECT") {
+		t.Fatalf("after esc: overlay %v, busy %v, status %q", b.overlay != nil, b.busy != nil, b.status)
+	}
+}
