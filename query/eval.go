@@ -1,5 +1,7 @@
 package query
 
+import "streamdbg/state"
+
 // Env gives an expression's names their values: breakpoint conditions see
 // key, value, record, operator and state lookups, as the session defines.
 // An Env that also has a Names() []string method gets "did you mean" hints
@@ -30,6 +32,7 @@ func (m EnvMap) Names() []string {
 // breakpoint condition is after every step.
 type Compiled struct {
 	n node
+	x *xexpr
 }
 
 // CompileExpr checks an expression parsed by ParseExpr: types of literals,
@@ -50,7 +53,19 @@ func CompileExpr(e *Expr, names []string) (*Compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Compiled{n: n}, nil
+	return &Compiled{n: n, x: x}, nil
+}
+
+// Prefilter is the state.KeyedScan.Prefilter of the expression used as a
+// row filter over keyed state's columns (key, value, key_group): what a
+// savepoint scan may decide on the stored bytes before it makes a row.
+// It only drops rows the expression does not accept, so the expression
+// still decides the others; nil when no part of it can be decided so.
+func (c *Compiled) Prefilter() func(m state.StateMeta) func(key, value []byte, keyGroup int) bool {
+	if c == nil {
+		return nil
+	}
+	return prefilterFor(c.x)
 }
 
 func checkNames(x *xexpr, names []string) error {

@@ -23,25 +23,26 @@ import (
 // one read of a few blocks costs what the index read alone does.
 const lookupMinSection = 4 * state.IndexedBlockTarget
 
-// lookup makes the rows of u from the blocks that can hold them. done is
-// false when those are all the blocks: the caller reads the whole section
-// (one read, one checksum) instead.
-func (m *rowMaker) lookup(s *Savepoint, r *sectionReader, u scanUnit) (rows []state.KeyedRow, done bool, err error) {
+// lookup makes the rows of u from the blocks that can hold them (m.add;
+// more is false when the consumer wants no more). done is false when
+// those are all the blocks: the caller reads the whole section (one read,
+// one checksum) instead.
+func (m *rowMaker) lookup(s *Savepoint, r *sectionReader, u scanUnit) (more, done bool, err error) {
 	sec := u.sec
 	path := s.fs.PathJoin(s.dir, r.name)
 	at := sec.Offset + sec.Size - sec.IndexSize
 	idx, err := r.readInto(m.ibuf, at, sec.IndexSize, sec.IndexCRC32C, section{kg: sec.KeyGroup, what: ": block index"})
 	if err != nil {
-		return nil, true, err
+		return false, true, err
 	}
 	m.ibuf = idx
 	refs, err := state.DecodeGroupIndexInto(m.refs, idx, at, sec.KeyGroup, sec.Size, sec.Entries)
 	m.refs = refs
 	if err != nil {
-		return nil, true, fmt.Errorf("savepoint: %s: key group %d: %w", path, sec.KeyGroup, err)
+		return false, true, fmt.Errorf("savepoint: %s: key group %d: %w", path, sec.KeyGroup, err)
 	}
 	if !m.wantBlocks(u.op, refs) {
-		return nil, false, nil
+		return true, false, nil
 	}
 	for lo := 0; lo < len(refs); lo++ {
 		if !m.want[lo] {
@@ -56,7 +57,7 @@ func (m *rowMaker) lookup(s *Savepoint, r *sectionReader, u scanUnit) (rows []st
 		end := refs[hi-1].Offset + 4 + int64(refs[hi-1].Size)
 		b, err := r.readRun(m.buf, sec.Offset+start, end-start)
 		if err != nil {
-			return rows, true, err
+			return false, true, err
 		}
 		m.buf = b
 		for i := lo; i < hi; i++ {
@@ -65,15 +66,14 @@ func (m *rowMaker) lookup(s *Savepoint, r *sectionReader, u scanUnit) (rows []st
 			if i+1 < len(refs) {
 				next = &refs[i+1]
 			}
-			var past bool
-			rows, past, err = m.block(s, u, path, b[off:off+4+int64(refs[i].Size)], sec.Offset+refs[i].Offset, &refs[i], next, rows)
-			if err != nil || past {
-				return rows, true, err
+			more, past, err := m.block(s, u, path, b[off:off+4+int64(refs[i].Size)], sec.Offset+refs[i].Offset, &refs[i], next)
+			if err != nil || past || !more {
+				return more, true, err
 			}
 		}
 		lo = hi
 	}
-	return rows, true, nil
+	return true, true, nil
 }
 
 // wantBlocks marks in m.want the blocks that can hold rows of the scan; it
@@ -120,17 +120,18 @@ func (m *rowMaker) wantBlocks(op *operator, refs []state.BlockRef) bool {
 
 // block makes the rows of one block (b: its length field and payload, at
 // file offset off) described by ref; next is the following block's ref, if
-// any. past reports that no later entry of the section can be kept.
-func (m *rowMaker) block(s *Savepoint, u scanUnit, path string, b []byte, off int64, ref, next *state.BlockRef, rows []state.KeyedRow) (_ []state.KeyedRow, past bool, err error) {
+// any. past reports that no later entry of the section can be kept, more
+// false that the consumer wants no more rows.
+func (m *rowMaker) block(s *Savepoint, u scanUnit, path string, b []byte, off int64, ref, next *state.BlockRef) (more, past bool, err error) {
 	bad := func(err error) error {
 		return fmt.Errorf("savepoint: %s: key group %d: block at offset %d (%d bytes): %w", path, u.sec.KeyGroup, off, len(b), err)
 	}
 	if int(binary.LittleEndian.Uint32(b)) != ref.Size {
-		return rows, false, bad(fmt.Errorf("%w (length field %d, the block index says %d)", ErrChecksum, binary.LittleEndian.Uint32(b), ref.Size))
+		return false, false, bad(fmt.Errorf("%w (length field %d, the block index says %d)", ErrChecksum, binary.LittleEndian.Uint32(b), ref.Size))
 	}
 	payload := b[4:]
 	if got := state.CRC32C(payload); got != ref.CRC32C {
-		return rows, false, bad(fmt.Errorf("%w (crc32c %08x, the block index says %08x)", ErrChecksum, got, ref.CRC32C))
+		return false, false, bad(fmt.Errorf("%w (crc32c %08x, the block index says %08x)", ErrChecksum, got, ref.CRC32C))
 	}
 	sr := &m.sr
 	sr.ResetBlock(payload, off+4, u.sec.KeyGroup)
@@ -139,28 +140,30 @@ func (m *rowMaker) block(s *Savepoint, u scanUnit, path string, b []byte, off in
 	for {
 		ok, err := sr.Read(&e)
 		if err != nil {
-			return rows, false, bad(err)
+			return false, false, bad(err)
 		}
 		if !ok {
 			break
 		}
 		if n == 0 && (e.State != ref.State || string(e.Key) != string(ref.Key)) {
-			return rows, false, bad(fmt.Errorf("starts at state %q key %x, the block index says %q %x: %w", e.State, e.Key, ref.State, ref.Key, state.ErrCorrupt))
+			return false, false, bad(fmt.Errorf("starts at state %q key %x, the block index says %q %x: %w", e.State, e.Key, ref.State, ref.Key, state.ErrCorrupt))
 		}
 		n++
 		if m.keep(u.op, &e) {
-			rows = append(rows, m.row(u.op, u.sub, &e))
+			if !m.add(m.row(u.op, u.sub, &e)) {
+				return false, false, nil
+			}
 		} else if m.past(&e) {
-			return rows, true, nil
+			return true, true, nil
 		}
 		if next != nil && n == ref.Entries && (e.State > next.State || e.State == next.State && string(e.Key) > string(next.Key)) {
-			return rows, false, bad(fmt.Errorf("ends at state %q key %x, after the next block's start: %w", e.State, e.Key, state.ErrCorrupt))
+			return false, false, bad(fmt.Errorf("ends at state %q key %x, after the next block's start: %w", e.State, e.Key, state.ErrCorrupt))
 		}
 	}
 	if !sr.Done() || n != ref.Entries {
-		return rows, false, bad(fmt.Errorf("%d entries, the block index says %d, or bytes after them: %w", n, ref.Entries, state.ErrCorrupt))
+		return false, false, bad(fmt.Errorf("%d entries, the block index says %d, or bytes after them: %w", n, ref.Entries, state.ErrCorrupt))
 	}
-	return rows, false, nil
+	return true, false, nil
 }
 
 // readRun reads [off, off+size) of the open file into dst when it is large

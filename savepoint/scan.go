@@ -15,11 +15,13 @@ import (
 // checked, decoded, filtered (KeyedScan.Keys and Prefilter, on the encoded
 // bytes) and displayed in parallel, one section per unit of work, on as
 // many goroutines as there are cores; the rows come out in section order.
-// The consumer works too: when the next section is not ready it takes one
-// that is not started rather than wait, so a loaded machine (the other
-// goroutine not scheduled) costs no more than a sequential scan. At most
-// maxAhead sections are held decoded ahead of the consumer, so memory does
-// not grow with the state.
+// Rows are handed over in batches of at most scanBatch: a worker waits
+// while its unit holds unitBatches batches the consumer has not taken, and
+// at most maxAhead units per worker are claimed ahead of the consumer, so
+// the rows held do not grow with the state nor with a section (a key
+// group's rows: 78k at 10M entries in 128 key groups). The consumer makes
+// the unit it waits for itself, handing its rows straight over, when no
+// worker has claimed it yet; a worker's unit it takes batch by batch.
 
 // scanUnit is one section of one subtask of one operator.
 type scanUnit struct {
@@ -28,11 +30,11 @@ type scanUnit struct {
 	sec Section
 }
 
-// unitResult is a unit's rows, or why it could not be read.
+// unitResult is a unit's rows, batch by batch, and then why it could not
+// be read; batches is closed after the last batch, err set before.
 type unitResult struct {
-	rows []state.KeyedRow
-	err  error
-	done chan struct{}
+	batches chan []state.KeyedRow
+	err     error
 }
 
 // rowMaker turns entries of one unit into rows; one per goroutine (it
@@ -57,6 +59,37 @@ type rowMaker struct {
 	sr state.StreamReader
 	// file is the file of the last unit, open.
 	file *sectionReader
+	// rows is the batch being made; emit hands it over (false: the
+	// consumer wants no more), and reuse says that the batch's array may
+	// be filled again once emit returns (the consumer is done with it).
+	rows  []state.KeyedRow
+	emit  func([]state.KeyedRow) bool
+	reuse bool
+}
+
+// add adds a row to the batch, handing the batch over when it is full;
+// false: the consumer wants no more.
+func (m *rowMaker) add(row state.KeyedRow) bool {
+	m.rows = append(m.rows, row)
+	if len(m.rows) < scanBatch {
+		return true
+	}
+	return m.flush()
+}
+
+// flush hands the rows made so far over.
+func (m *rowMaker) flush() bool {
+	if len(m.rows) == 0 {
+		return true
+	}
+	more := m.emit(m.rows)
+	if m.reuse {
+		clear(m.rows)
+		m.rows = m.rows[:0]
+	} else {
+		m.rows = nil
+	}
+	return more
 }
 
 // keep reports whether the row of e is wanted: its state is scanned, and
@@ -156,9 +189,20 @@ func (m *rowMaker) release() {
 	}
 }
 
-// unit reads one section and makes its rows. The section's bytes are
-// released when it returns: displays copy what they keep (DisplayFunc).
-func (m *rowMaker) unit(s *Savepoint, u scanUnit) ([]state.KeyedRow, error) {
+// unit reads one section and hands its rows over (m.emit), the last ones
+// before it returns; more is false when the consumer wants no more. The
+// section's bytes are released when it returns: displays copy what they
+// keep (DisplayFunc).
+func (m *rowMaker) unit(s *Savepoint, u scanUnit) (more bool, err error) {
+	defer func() {
+		if !m.flush() {
+			more = false
+		}
+	}()
+	return m.unitRows(s, u)
+}
+
+func (m *rowMaker) unitRows(s *Savepoint, u scanUnit) (bool, error) {
 	// The file stays open for the next unit of the same file (sections of
 	// one file come one after another): opening one is three system calls.
 	r := m.file
@@ -170,7 +214,7 @@ func (m *rowMaker) unit(s *Savepoint, u scanUnit) ([]state.KeyedRow, error) {
 		m.file = r
 	}
 	if err := r.open(); err != nil {
-		return nil, err
+		return false, err
 	}
 	if m.buf == nil {
 		if p, ok := sectionBufs.Get().(*[]byte); ok {
@@ -178,14 +222,14 @@ func (m *rowMaker) unit(s *Savepoint, u scanUnit) ([]state.KeyedRow, error) {
 		}
 	}
 	if s.indexed && u.sec.Size > lookupMinSection && (m.scan.Keys != nil || m.scan.StateName != "") {
-		rows, done, err := m.lookup(s, r, u)
+		more, done, err := m.lookup(s, r, u)
 		if done || err != nil {
-			return rows, err
+			return more, err
 		}
 	}
 	b, err := r.readInto(m.buf, u.sec.Offset, u.sec.Size, u.sec.CRC32C, section{kg: u.sec.KeyGroup})
 	if err != nil {
-		return nil, err
+		return false, err
 	}
 	m.buf = b
 	bad := func(err error) error {
@@ -196,15 +240,14 @@ func (m *rowMaker) unit(s *Savepoint, u scanUnit) ([]state.KeyedRow, error) {
 	sr.ResetBytes(b, u.sec.Offset)
 	kg, ok, err := sr.NextKeyGroup()
 	if err != nil {
-		return nil, bad(err)
+		return false, bad(err)
 	}
 	if !ok || kg != u.sec.KeyGroup {
-		return nil, bad(fmt.Errorf("section holds key group %d: %w", kg, state.ErrCorrupt))
+		return false, bad(fmt.Errorf("section holds key group %d: %w", kg, state.ErrCorrupt))
 	}
 	if err := s.checkGroupKind(sr, u.sec); err != nil {
-		return nil, bad(err)
+		return false, bad(err)
 	}
-	var rows []state.KeyedRow
 	var e state.Entry
 	// fast is the prefilter the reader may apply itself to the entries
 	// that continue the last one returned (its state): set when nothing
@@ -219,7 +262,7 @@ func (m *rowMaker) unit(s *Savepoint, u scanUnit) ([]state.KeyedRow, error) {
 	for {
 		ok, err := sr.ReadFiltered(&e, fast)
 		if err != nil {
-			return rows, bad(err)
+			return false, bad(err)
 		}
 		if !ok {
 			break
@@ -233,37 +276,52 @@ func (m *rowMaker) unit(s *Savepoint, u scanUnit) ([]state.KeyedRow, error) {
 			}
 		}
 		if !m.skip && (m.keys == nil || m.keys.Match(e.Key)) && (m.pre == nil || m.pre(e.Key, e.Value, e.KeyGroup)) {
-			rows = append(rows, m.row(u.op, u.sub, &e))
+			if !m.add(m.row(u.op, u.sub, &e)) {
+				return false, nil
+			}
 		} else if m.scan.StateName != "" && m.pastState(&e) {
 			// Entries come by state, then key: nothing after this one
 			// can match. The rest of the section was checked by its CRC.
-			return rows, nil
+			return true, nil
 		}
 	}
 	if n := sr.GroupEntries(); !sr.Done() || n != u.sec.Entries {
-		return rows, bad(fmt.Errorf("offset %d: %d entries, _metadata says %d, or bytes after them: %w", sr.Offset(), n, u.sec.Entries, state.ErrCorrupt))
+		return false, bad(fmt.Errorf("offset %d: %d entries, _metadata says %d, or bytes after them: %w", sr.Offset(), n, u.sec.Entries, state.ErrCorrupt))
 	}
-	return rows, nil
+	return true, nil
 }
 
-// maxAhead bounds the sections decoded ahead of the consumer, per worker.
-const maxAhead = 2
+// Bounds of the rows a scan holds ahead of its consumer: maxAhead units
+// claimed per worker, each holding at most unitBatches batches of scanBatch
+// rows waiting and one being made.
+const (
+	maxAhead    = 2
+	unitBatches = 2
+	scanBatch   = 2048
+)
 
 // scanRows yields the rows of units in order, making them in parallel.
 func (s *Savepoint) scanRows(scan state.KeyedScan, units []scanUnit, yield func(state.KeyedRow, error) bool) {
+	// direct hands rows straight to yield: the consumer makes them.
+	direct := func(rows []state.KeyedRow) bool {
+		for _, row := range rows {
+			if !yield(row, nil) {
+				return false
+			}
+		}
+		return true
+	}
 	workers := min(goruntime.GOMAXPROCS(0), len(units))
 	if workers <= 1 {
-		m := &rowMaker{scan: scan}
+		m := &rowMaker{scan: scan, emit: direct, reuse: true}
 		defer m.release()
 		for _, u := range units {
-			rows, err := m.unit(s, u)
-			for _, row := range rows {
-				if !yield(row, nil) {
-					return
-				}
-			}
+			more, err := m.unit(s, u)
 			if err != nil {
 				yield(state.KeyedRow{}, err)
+				return
+			}
+			if !more {
 				return
 			}
 		}
@@ -271,75 +329,77 @@ func (s *Savepoint) scanRows(scan state.KeyedScan, units []scanUnit, yield func(
 	}
 	results := make([]unitResult, len(units))
 	for i := range results {
-		results[i].done = make(chan struct{})
+		results[i].batches = make(chan []state.KeyedRow, unitBatches)
 	}
 	var next atomic.Int64 // the next unit to claim
-	// tokens bound the units claimed and not yet consumed.
+	// tokens bound the units workers claimed and the consumer did not take
+	// in full yet.
 	tokens := make(chan struct{}, workers*maxAhead)
 	for range cap(tokens) {
 		tokens <- struct{}{}
 	}
 	stop := make(chan struct{})
-	work := func(m *rowMaker) bool {
-		i := int(next.Add(1) - 1)
-		if i >= len(units) {
-			tokens <- struct{}{}
-			return false
-		}
-		results[i].rows, results[i].err = m.unit(s, units[i])
-		close(results[i].done)
-		return true
-	}
 	var wg sync.WaitGroup
-	for range workers - 1 {
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			m := &rowMaker{scan: scan}
 			defer m.release()
+			var res *unitResult
+			m.emit = func(rows []state.KeyedRow) bool {
+				select {
+				case res.batches <- rows:
+					return true
+				case <-stop:
+					return false
+				}
+			}
 			for {
 				select {
 				case <-stop:
 					return
 				case <-tokens:
 				}
-				if !work(m) {
+				i := int(next.Add(1) - 1)
+				if i >= len(units) {
 					return
+				}
+				res = &results[i]
+				more, err := m.unit(s, units[i])
+				res.err = err
+				close(res.batches)
+				if !more && err == nil {
+					return // stopped
 				}
 			}
 		}()
 	}
-	// INVARIANT: the helpers have returned before scanRows does: they hold
+	// INVARIANT: the workers have returned before scanRows does: they hold
 	// no file open and write no result after.
-	m := &rowMaker{scan: scan}
+	m := &rowMaker{scan: scan, emit: direct, reuse: true}
 	defer func() {
 		close(stop)
 		wg.Wait()
 		m.release()
 	}()
 	for i := range units {
-		res := &results[i]
-	wait:
-		for {
-			select {
-			case <-res.done:
-				break wait
-			default:
+		// No worker has claimed the unit: make it here, rather than wait
+		// for one to.
+		if next.CompareAndSwap(int64(i), int64(i+1)) {
+			more, err := m.unit(s, units[i])
+			if err != nil {
+				yield(state.KeyedRow{}, err)
+				return
 			}
-			// Not ready: make another unit rather than wait, if one is left
-			// and the bound allows.
-			select {
-			case <-tokens:
-				if !work(m) {
-					<-res.done
-					break wait
-				}
-			case <-res.done:
-				break wait
+			if !more {
+				return
 			}
+			continue
 		}
-		for _, row := range res.rows {
-			if !yield(row, nil) {
+		res := &results[i]
+		for rows := range res.batches {
+			if !direct(rows) {
 				return
 			}
 		}
@@ -347,7 +407,6 @@ func (s *Savepoint) scanRows(scan state.KeyedScan, units []scanUnit, yield func(
 			yield(state.KeyedRow{}, res.err)
 			return
 		}
-		res.rows = nil
 		tokens <- struct{}{}
 	}
 }

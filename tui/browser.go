@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"strconv"
@@ -65,7 +66,84 @@ type browser struct {
 	overlay component
 	status  string
 	busy    context.CancelFunc
-	w, h    int
+	// busyWhat says what runs while busy ("" a query).
+	busyWhat string
+	w, h     int
+}
+
+// pageMsg is a move of the entries that went on in the background: the
+// pager it read, what depends on it, and whether esc stopped it.
+type pageMsg struct {
+	p           *pager
+	finish      func(*browser)
+	interrupted bool
+	keep        bool // show p even when interrupted (its error says so)
+}
+
+// pageWait is how long a key waits for the entries it moves to be read
+// before the reading goes on in the background (esc stops it), so that
+// no key freezes the screen, whatever the state and the filter. A
+// variable for tests.
+var pageWait = 150 * time.Millisecond
+
+// errStopped is the error of a reading esc stopped.
+var errStopped = errors.New("reading stopped (esc)")
+
+// move runs op on a copy of the entries' pager: at once when it is done
+// within pageWait, else in the background with the browser busy (esc
+// stops it, the entries stay as they were until it is done). finish,
+// which op returns, then sets what depends on the new entries. keep: an
+// interrupted move still replaces the entries (a new filter's pager,
+// which says that its reading stopped).
+func (b *browser) move(what string, keep bool, op func(p *pager) (finish func(*browser))) tea.Cmd {
+	if b.entries == nil || b.busy != nil {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p := b.entries.clone()
+	src := p.src
+	p.src = withContext(src, ctx)
+	done := make(chan pageMsg, 1)
+	go func() {
+		finish := op(p)
+		p.src = src
+		done <- pageMsg{p: p, finish: finish, interrupted: ctx.Err() != nil, keep: keep}
+	}()
+	timer := time.NewTimer(pageWait)
+	defer timer.Stop()
+	select {
+	case msg := <-done:
+		cancel()
+		b.applyPage(msg)
+		return nil
+	case <-timer.C:
+	}
+	b.busy, b.busyWhat = cancel, what
+	return func() tea.Msg {
+		msg := <-done
+		cancel()
+		return msg
+	}
+}
+
+// applyPage takes the pager a move read.
+func (b *browser) applyPage(msg pageMsg) {
+	b.busy, b.busyWhat = nil, ""
+	if msg.interrupted {
+		b.status = "stopped (esc): the entries stay as they were"
+		if !msg.keep {
+			return
+		}
+		b.status = ""
+	}
+	b.entries = msg.p
+	if msg.finish != nil {
+		msg.finish(b)
+	}
+	if n := b.entryRows(); b.entries.size != n {
+		b.entries.resize(n) // the terminal changed meanwhile
+	}
+	b.cur = max(0, min(b.cur, len(b.entries.page)-1))
 }
 
 func openBrowser(dir string, st *styles.Styles, k *keys.KeyMap, nested bool) (*browser, error) {
@@ -121,7 +199,9 @@ func newBrowser(sp *session.Savepoint, st *styles.Styles, k *keys.KeyMap, nested
 	}
 	b.prompt.vocab = vocab
 	b.SetSize(120, 40)
-	b.choose()
+	if cmd := b.choose(); cmd != nil {
+		b.Update(cmd()) // the first page, whatever it takes: no screen yet
+	}
 	return b
 }
 
@@ -168,11 +248,12 @@ func (b *browser) entryRows() int {
 	return max(1, bodyH-4)
 }
 
-// choose opens the selected state's entries.
-func (b *browser) choose() {
+// choose opens the selected state's entries: the first page is read with
+// move (a filter may read much to fill it).
+func (b *browser) choose() tea.Cmd {
 	b.entries, b.cur = nil, 0
 	if len(b.items) == 0 || b.items[b.sel].gap != "" {
-		return
+		return nil
 	}
 	m := b.items[b.sel].meta
 	op := b.ops[m.OperatorID]
@@ -186,15 +267,25 @@ func (b *browser) choose() {
 	default:
 		src = &savepointOperator{sp: b.sp, meta: m, cond: b.cond}
 	}
-	b.entries = newPager(src, b.entryRows())
+	b.entries = &pager{src: src, size: b.entryRows()}
+	return b.move("reading the entries", true, func(p *pager) func(*browser) {
+		p.top()
+		return nil
+	})
 }
 
 func (b *browser) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		b.SetSize(msg.Width, msg.Height)
+	case pageMsg:
+		b.applyPage(msg)
 	case browserQueryMsg:
 		b.busy = nil
+		if errors.Is(msg.err, context.Canceled) {
+			b.status = "stopped (esc): " + msg.text // the user's doing, not an error
+			return nil
+		}
 		if msg.err != nil {
 			b.showError(msg.text, msg.err)
 		} else {
@@ -220,11 +311,14 @@ func (b *browser) Update(msg tea.Msg) tea.Cmd {
 			return settle(b.overlay.Update(ev), b.Update)
 		}
 		if w, ok := ev.(wheelMsg); ok && b.entries != nil {
-			if w.up {
-				b.entries.up(3)
-			} else {
-				b.entries.down(3)
-			}
+			return b.move("reading", false, func(p *pager) func(*browser) {
+				if w.up {
+					p.up(3)
+				} else {
+					p.down(3)
+				}
+				return nil
+			})
 		}
 	}
 	return nil
@@ -331,57 +425,72 @@ func (b *browser) key(k tea.KeyPressMsg) tea.Cmd {
 		}
 		// A filter belongs to the entries of the state it was typed for.
 		b.filter, b.cond, b.pins = "", nil, nil
-		b.choose()
+		return b.choose()
 	case b.focus == 0 && key.Matches(k, km.Enter):
 		b.focus = 1
 	case key.Matches(k, km.Enter):
 		return settle(b.details(), b.Update)
 	case key.Matches(k, km.SearchNext):
-		b.status = b.find(b.query, 1)
+		return b.find(b.query, 1)
 	case key.Matches(k, km.SearchPrev):
-		b.status = b.find(b.query, -1)
+		return b.find(b.query, -1)
 	case b.entries != nil:
-		b.scroll(k)
+		return b.scroll(k)
 	}
 	return nil
 }
 
-func (b *browser) scroll(k tea.KeyPressMsg) {
+func (b *browser) scroll(k tea.KeyPressMsg) tea.Cmd {
 	km := b.keys
 	n := len(b.entries.page)
 	size := b.entryRows()
+	moved := func(f func(p *pager)) tea.Cmd {
+		return b.move("reading", false, func(p *pager) func(*browser) { f(p); return nil })
+	}
 	switch {
 	case key.Matches(k, km.Up):
 		if b.cur > 0 {
 			b.cur--
-		} else {
-			b.entries.up(1)
+			return nil
 		}
+		return moved(func(p *pager) { p.up(1) })
 	case key.Matches(k, km.Down):
 		if b.cur < n-1 {
 			b.cur++
-		} else {
-			b.entries.down(1)
-			if b.entries.more || n == size {
-				b.cur = len(b.entries.page) - 1
-			}
+			return nil
 		}
+		return b.move("reading", false, func(p *pager) func(*browser) {
+			p.down(1)
+			return func(b *browser) {
+				if p.more || n == size {
+					b.cur = len(p.page) - 1
+				}
+			}
+		})
 	case key.Matches(k, km.PageUp):
-		b.entries.up(size - 1)
+		return moved(func(p *pager) { p.up(size - 1) })
 	case key.Matches(k, km.PageDown):
-		b.entries.down(size - 1)
+		return moved(func(p *pager) { p.down(size - 1) })
 	case key.Matches(k, km.Top):
-		b.entries.top()
-		b.cur = 0
+		return b.move("reading", false, func(p *pager) func(*browser) {
+			p.top()
+			return func(b *browser) { b.cur = 0 }
+		})
 	case key.Matches(k, km.Bottom):
 		total := -1
 		if m := b.items[b.sel].meta; b.filter == "" && m.Entries > 0 {
 			total = int(m.Entries)
 		}
-		b.entries.bottom(total)
-		b.cur = len(b.entries.page) - 1
+		what := "reading"
+		if total < 0 {
+			what = "counting the entries that pass the filter"
+		}
+		return b.move(what, false, func(p *pager) func(*browser) {
+			p.bottom(total)
+			return func(b *browser) { b.cur = len(p.page) - 1 }
+		})
 	}
-	b.cur = max(0, min(b.cur, len(b.entries.page)-1))
+	return nil
 }
 
 func (b *browser) showHelp(local []key.Binding, where string) {
@@ -413,20 +522,28 @@ func (b *browser) details() tea.Cmd {
 	return showDetail(d)
 }
 
-func (b *browser) search(text string) string {
+func (b *browser) search(text string) tea.Cmd {
 	b.query = text
 	return b.find(text, 1)
 }
 
-func (b *browser) find(text string, dir int) string {
+// find moves to the next (dir > 0) or previous entry with text, with move:
+// a search may read up to searchLimit entries.
+func (b *browser) find(text string, dir int) tea.Cmd {
 	if text == "" || b.entries == nil {
-		return "no search: / searches the entries"
+		b.status = "no search: / searches the entries"
+		return nil
 	}
-	msg, found := b.entries.find(b.entries.index+b.cur, dir, text, "entry", "entries")
-	if found {
-		b.cur = 0
-	}
-	return msg
+	at := b.entries.index + b.cur
+	return b.move("searching", false, func(p *pager) func(*browser) {
+		msg, found := p.find(at, dir, text, "entry", "entries")
+		return func(b *browser) {
+			b.status = msg
+			if found {
+				b.cur = 0
+			}
+		}
+	})
 }
 
 func (b *browser) submit(p promptMsg) tea.Cmd {
@@ -439,12 +556,12 @@ func (b *browser) submit(p promptMsg) tea.Cmd {
 		}
 		b.filter, b.cond, b.pins, b.status = p.line, c, pins, ""
 		b.focus = 1
-		b.choose()
+		return b.choose()
 	case "search":
 		if s, ok := b.overlay.(searcher); ok && b.overlay != nil {
 			b.status = s.search(p.line)
 		} else {
-			b.status = b.search(p.line)
+			return b.search(p.line)
 		}
 	case "diff":
 		return b.runDiff(p.line)
@@ -529,6 +646,8 @@ func (b *browser) render() string {
 	switch {
 	case b.prompt.active():
 		out.WriteString(fit(b.prompt.View(), b.w))
+	case b.busy != nil && b.busyWhat != "":
+		out.WriteString(fit(" "+b.busyWhat+"… · esc stops", b.w))
 	case b.busy != nil:
 		out.WriteString(fit(" running query · esc interrupts", b.w))
 	default:
@@ -660,9 +779,15 @@ func (b *browser) entriesView(w, h int) string {
 		}
 		return s
 	})
-	if err := b.entries.err; err != nil {
-		lines = append(lines, wrapLines([]string{b.st.Failed.Render(err.Error())}, w-2)...)
-	} else if len(b.entries.page) == 0 {
+	// A page not read yet (a filter's first, read in the background) is
+	// not an empty one.
+	reading := len(b.entries.page) == 0 && b.entries.err == nil && b.busyWhat != ""
+	switch {
+	case b.entries.err != nil:
+		lines = append(lines, wrapLines([]string{b.st.Failed.Render(b.entries.err.Error())}, w-2)...)
+	case reading:
+		lines = append(lines, b.st.Dim.Render("reading…"))
+	case len(b.entries.page) == 0:
 		lines = append(lines, b.st.Dim.Render("no entries"))
 	}
 	for len(lines) < h-3 {
@@ -675,7 +800,11 @@ func (b *browser) entriesView(w, h int) string {
 	switch {
 	case b.filter != "":
 		// The metadata counts all entries, not the matching ones.
-		if len(b.entries.page) == 0 {
+		if reading {
+			status = "reading"
+		} else if errors.Is(b.entries.err, errStopped) {
+			status = "stopped before a page was read (g reads again)"
+		} else if len(b.entries.page) == 0 {
 			status = "no matching entries"
 		} else if b.entries.more {
 			status += " · more ↓"
@@ -703,6 +832,13 @@ type savepointKeyed struct {
 	cond  *query.Compiled
 	keys  []any // pinned keys, nil for all
 	only  []int // their key groups, sorted; nil for all
+	stop  stopCheck
+}
+
+func (s *savepointKeyed) withContext(ctx context.Context) rowSource {
+	c := *s
+	c.stop = stopCheck{ctx: ctx}
+	return &c
 }
 
 // pin narrows the scan to the filter's pinned keys and key groups, when
@@ -754,7 +890,10 @@ func (s *savepointKeyed) rows(from, to int) iter.Seq2[pageRow, error] {
 // scan yields the rows of some key groups that pass the filter; false:
 // stop (the consumer is done, or an error was yielded).
 func (s *savepointKeyed) scan(kgs []int, yield func(pageRow, error) bool) bool {
-	for r, err := range s.sp.Keyed(s.meta.OperatorID, s.meta.Name, kgs, s.keys) {
+	for r, err := range s.sp.KeyedWhere(s.meta.OperatorID, s.meta.Name, kgs, s.keys, s.cond) {
+		if err == nil {
+			err = s.stop.check()
+		}
 		if err != nil {
 			yield(pageRow{}, err)
 			return false
@@ -796,6 +935,13 @@ type savepointTimers struct {
 	meta  session.StateMeta
 	maxKG int
 	cond  *query.Compiled
+	stop  stopCheck
+}
+
+func (s *savepointTimers) withContext(ctx context.Context) rowSource {
+	c := *s
+	c.stop = stopCheck{ctx: ctx}
+	return &c
 }
 
 func (s *savepointTimers) first() int { return 0 }
@@ -805,6 +951,9 @@ func (s *savepointTimers) rows(from, to int) iter.Seq2[pageRow, error] {
 	return func(yield func(pageRow, error) bool) {
 		kgs := keyGroupsFrom(from, min(to, s.maxKG))
 		for r, err := range s.sp.Timers(s.meta.OperatorID, kgs, s.meta.Name) {
+			if err == nil {
+				err = s.stop.check()
+			}
 			if err != nil {
 				yield(pageRow{}, err)
 				return

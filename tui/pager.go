@@ -1,8 +1,10 @@
 package tui
 
 import (
+	"context"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 
 	"streamdbg/runtime/session"
@@ -45,6 +47,64 @@ type pager struct {
 	more  bool
 	after pageRow // the row after the page, when more
 	err   error
+}
+
+// clone is a copy of the pager that moves without touching p (its page
+// is its own): what a move in the background reads into.
+func (p *pager) clone() *pager {
+	c := *p
+	c.page = slices.Clone(p.page)
+	return &c
+}
+
+// stopCheck ends a source's reading when its context is done: a source
+// that filters rows checks it as it reads, not only when it yields one.
+type stopCheck struct {
+	ctx context.Context
+	n   int
+}
+
+// check is errStopped once the context is done (looked at every 1024
+// rows); the zero stopCheck never stops.
+func (c *stopCheck) check() error {
+	if c.ctx == nil {
+		return nil
+	}
+	if c.n++; c.n&1023 == 0 && c.ctx.Err() != nil {
+		return errStopped
+	}
+	return nil
+}
+
+// withContext is src reading until ctx is done: a source's own copy when
+// it can stop while it filters, else src checked at each row it yields.
+func withContext(src rowSource, ctx context.Context) rowSource {
+	if s, ok := src.(interface {
+		withContext(context.Context) rowSource
+	}); ok {
+		return s.withContext(ctx)
+	}
+	return ctxSource{src, ctx}
+}
+
+// ctxSource stops yielding rows once ctx is done.
+type ctxSource struct {
+	rowSource
+	ctx context.Context
+}
+
+func (s ctxSource) rows(from, to int) iter.Seq2[pageRow, error] {
+	return func(yield func(pageRow, error) bool) {
+		stop := stopCheck{ctx: s.ctx}
+		for r, err := range s.rowSource.rows(from, to) {
+			if err == nil {
+				err = stop.check()
+			}
+			if !yield(r, err) || err != nil {
+				return
+			}
+		}
+	}
 }
 
 func newPager(src rowSource, size int) *pager {
@@ -154,17 +214,27 @@ func (p *pager) up(k int) {
 // bottom goes to the last full page; total is the number of rows when
 // known (≥ 0), else the rows are counted.
 func (p *pager) bottom(total int) {
+	var counted map[int]int
 	if total < 0 {
-		total = 0
-		for kg := p.src.first(); kg <= p.src.last(); kg++ {
-			total += p.count(kg)
+		// One reading of every key group, kept for the walk back.
+		total, counted = 0, map[int]int{}
+		for r, err := range p.src.rows(p.src.first(), p.src.last()) {
+			if err != nil {
+				p.err = err
+				return
+			}
+			counted[r.kg]++
+			total++
 		}
 	}
 	// Walk back from the last key group until a page of rows is behind.
 	need := p.size
 	kg := p.src.last()
 	for ; kg >= p.src.first(); kg-- {
-		n := p.count(kg)
+		n := counted[kg]
+		if counted == nil {
+			n = p.count(kg)
+		}
 		if n >= need {
 			p.kg, p.skip = kg, n-need
 			p.index = max(0, total-p.size)

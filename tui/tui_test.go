@@ -2,11 +2,14 @@ package tui
 
 import (
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -482,16 +485,25 @@ func TestSearchSaysWhereItStopped(t *testing.T) {
 	old := searchLimit
 	t.Cleanup(func() { searchLimit = old })
 	searchLimit = 5
-	if got := b.find(want, 1); got != fmt.Sprintf("no entry with %q in the first 5 entries (a search reads no more; f filters the whole table, e.g. key = '…')", want) {
+	if got := browserFind(b, want, 1); got != fmt.Sprintf("no entry with %q in the first 5 entries (a search reads no more; f filters the whole table, e.g. key = '…')", want) {
 		t.Fatalf("search past the limit: %q", got)
 	}
 	searchLimit = old
-	if got := b.find(want, 1); !strings.HasPrefix(got, fmt.Sprintf("%q: entry ", want)) {
+	if got := browserFind(b, want, 1); !strings.HasPrefix(got, fmt.Sprintf("%q: entry ", want)) {
 		t.Fatalf("search within the limit: %q", got)
 	}
-	if got := b.find("no-such-text", 1); got != `no entry with "no-such-text"` {
+	if got := browserFind(b, "no-such-text", 1); got != `no entry with "no-such-text"` {
 		t.Fatalf("search of the whole table: %q", got)
 	}
+}
+
+// browserFind searches the browser's entries, waiting for a search that
+// went on in the background, and returns the status it left.
+func browserFind(b *browser, text string, dir int) string {
+	if cmd := b.find(text, dir); cmd != nil {
+		b.Update(cmd())
+	}
+	return b.status
 }
 
 // TestBrowserFilterReadsPinnedKeyGroups: a filter that pins keys reads
@@ -912,5 +924,94 @@ func TestOutputTitleCountsRecords(t *testing.T) {
 	}
 	if !strings.Contains(title, fmt.Sprintf("–%d of %d ─", n, n)) {
 		t.Fatalf("output title %q, want its range to end at record %d of %d", title, n, n)
+	}
+}
+
+// gatedSource reads its rows only once gate is closed: a state that takes
+// long to read.
+type gatedSource struct {
+	rowSource
+	gate chan struct{}
+}
+
+func (s gatedSource) rows(from, to int) iter.Seq2[pageRow, error] {
+	<-s.gate
+	return s.rowSource.rows(from, to)
+}
+
+// TestBrowserReadsInTheBackground: a key whose reading takes longer than
+// pageWait leaves the screen usable (it says what runs, esc stops it) and
+// moves the entries when the reading is done; esc keeps them where they
+// were. Before, the reading ran inside the key's Update: at 10M entries G
+// with a filter froze the browser for 4.5 to 11 s (every key group read
+// to count the matching entries), a filter that matched nothing for 4.6 s,
+// with no way to stop it.
+func TestBrowserReadsInTheBackground(t *testing.T) {
+	old := pageWait
+	t.Cleanup(func() { pageWait = old })
+	pageWait = 5 * time.Millisecond
+	b, bm := newTestBrowser(t, ordersSavepoint(t))
+	b.SetSize(120, 40)
+	b.focus = 1
+	// The filter keeps every entry, so that the end is unknown: G counts.
+	if cmd := b.submit(promptMsg{mode: "filter", line: "value IS NOT NULL"}); cmd != nil {
+		b.Update(cmd())
+	}
+	if b.busy != nil || len(b.entries.page) == 0 || b.entries.index != 0 {
+		t.Fatalf("after the filter: busy %v, %d rows from %d", b.busy != nil, len(b.entries.page), b.entries.index)
+	}
+	src := b.entries.src
+	for _, interrupt := range []bool{false, true} {
+		gate := make(chan struct{})
+		var once sync.Once
+		open := func() { once.Do(func() { close(gate) }) }
+		// A browser that reads inside the key's Update (before) gets
+		// its rows after a second, and fails below rather than hang.
+		time.AfterFunc(time.Second, open)
+		b.entries.src = gatedSource{src, gate}
+		cmd := b.key(keyMsg("G"))
+		if cmd == nil || b.busy == nil {
+			t.Fatalf("G over a state that reads slowly: busy %v, command %v: want it in the background", b.busy != nil, cmd != nil)
+		}
+		if v := screen(bm.View()); !strings.Contains(v, "counting the entries that pass the filter… · esc stops") {
+			t.Fatalf("while G reads, the screen does not say so:\n%s", v)
+		}
+		if c := b.key(keyMsg("g")); c != nil || b.entries.index != 0 {
+			t.Fatalf("g while G reads: moved the entries to %d", b.entries.index)
+		}
+		if interrupt {
+			b.key(keyMsg("esc"))
+		}
+		open()
+		b.Update(cmd())
+		if b.busy != nil {
+			t.Fatal("still busy after the reading ended")
+		}
+		switch {
+		case interrupt && (b.entries.index != 0 || !strings.Contains(b.status, "stopped")):
+			t.Fatalf("esc: entries from %d, status %q: want them where they were and the status to say it stopped", b.entries.index, b.status)
+		case !interrupt && (b.entries.index == 0 || b.entries.more || b.cur != len(b.entries.page)-1):
+			t.Fatalf("G: entries from %d (more: %v), cursor %d: want the last page, the cursor on its last row", b.entries.index, b.entries.more, b.cur)
+		}
+		b.entries.src = src
+		if !interrupt {
+			b.key(keyMsg("g"))
+		}
+	}
+}
+
+// A query esc stopped says so in the status line, not as an error
+// overlay reading "context canceled" (before).
+func TestBrowserQueryStopped(t *testing.T) {
+	b, _ := newTestBrowser(t, ordersSavepoint(t))
+	b.SetSize(120, 40)
+	cmd := b.runQuery("SELECT * FROM keyed_state")
+	if b.busy == nil || cmd == nil {
+		t.Fatal("the query does not run in the background")
+	}
+	b.key(keyMsg("esc"))
+	b.Update(cmd())
+	if b.overlay != nil || b.busy != nil || !strings.HasPrefix(b.status, "stopped (esc): SELECT") {
+		t.Fatalf("after esc: overlay %v, busy %v, status %q", b.overlay != nil, b.busy != nil, b.status)
 	}
 }

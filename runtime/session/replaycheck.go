@@ -29,6 +29,10 @@ type replayCheck struct {
 	// replay is set during an exact replay.
 	replay map[int64][]emitDigest
 	newest int64
+	// dropped is the newest position whose digests note may have dropped
+	// for age: positions up to it replay unchecked. Back (forgetAfter)
+	// lowers newest, never dropped: the digests are gone all the same.
+	dropped int64
 	// unchecked are ranges (from, to] of positions run without digests
 	// (light runs): a replay there is not compared.
 	unchecked [][2]int64
@@ -60,8 +64,9 @@ func (r *replayCheck) isUnchecked(pos int64) bool {
 }
 
 // maxDigestPositions bounds the positions whose digests are kept (the
-// most recent ones); an older position replays unchecked.
-const maxDigestPositions = 100_000
+// most recent ones); an older position replays unchecked. A variable for
+// tests only.
+var maxDigestPositions int64 = 100_000
 
 func (r *replayCheck) note(pos int64, e *runtime.TraceEvent) {
 	m := &r.first
@@ -89,6 +94,17 @@ func (r *replayCheck) note(pos int64, e *runtime.TraceEvent) {
 		r.newest = pos
 		if old := pos - maxDigestPositions; old >= 0 {
 			delete(r.first, old)
+			r.dropped = max(r.dropped, old)
+			// A jump of newest (a light run in between) leaves older
+			// positions that the line above never meets again: sweep
+			// them once they are as many as the ones kept.
+			if len(r.first) > 2*int(maxDigestPositions) {
+				for p := range r.first {
+					if p <= old {
+						delete(r.first, p)
+					}
+				}
+			}
 		}
 	}
 }
@@ -134,7 +150,7 @@ func (e *ReplayError) Error() string {
 func (r *replayCheck) compare(from, to int64) error {
 	replay := r.replay
 	r.replay = nil
-	for pos := from + 1; pos <= to; pos++ {
+	for pos := max(from, r.dropped) + 1; pos <= to; pos++ {
 		if r.isUnchecked(pos) {
 			continue
 		}

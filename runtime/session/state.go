@@ -99,11 +99,21 @@ func (r StateReader) States() []StateMeta {
 // set; timers excepted) in the given key groups (nil: all), optionally
 // only the given keys (dynamic values).
 func (r StateReader) Keyed(operatorID, stateName string, keyGroups []int, keys []any) iter.Seq2[Row, error] {
+	return r.KeyedWhere(operatorID, stateName, keyGroups, keys, nil)
+}
+
+// KeyedWhere is Keyed for a view that filters the rows with where (a row
+// filter over key, value, key_group, …): a catalog that can (a savepoint)
+// leaves out before it makes them the rows where's byte-decidable parts
+// reject (query.Compiled.Prefilter). Rows may still come that where
+// rejects: the caller evaluates it.
+func (r StateReader) KeyedWhere(operatorID, stateName string, keyGroups []int, keys []any, where *query.Compiled) iter.Seq2[Row, error] {
 	return func(yield func(Row, error) bool) {
 		if keyGroups != nil && len(keyGroups) == 0 {
 			return
 		}
-		for kr, err := range r.cat.Keyed(state.KeyedScan{OperatorID: operatorID, StateName: stateName, KeyGroups: keyGroups, Keys: keys}) {
+		scan := state.KeyedScan{OperatorID: operatorID, StateName: stateName, KeyGroups: keyGroups, Keys: keys, Prefilter: where.Prefilter()}
+		for kr, err := range r.cat.Keyed(scan) {
 			if err != nil {
 				yield(Row{}, err)
 				return
