@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"streamdbg/state"
 )
@@ -206,6 +207,13 @@ func (c *OperatorContext) RegisterTimer(d TimeDomain, ts int64, ns []byte) error
 	var added bool
 	if d == ProcessingTime {
 		added, err = c.inst.svc.addProcessing(t)
+		if added && ts < c.exec.procTime && !slices.Contains(c.exec.procPending, c.st) {
+			// A time already passed: the timer fires as soon as the
+			// element in hand is done, as Flink schedules it with no
+			// delay (a timer at the current time waits for the clock to
+			// move, as Flink's waits 1 ms).
+			c.exec.procPending = append(c.exec.procPending, c.st)
+		}
 	} else {
 		added, err = q.Add(t)
 	}

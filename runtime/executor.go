@@ -1135,6 +1135,7 @@ func (e *Executor) advanceProcessingTime(ms int64) {
 		e.countEvent()
 	}
 	for _, st := range e.subtasks {
+		st.pts.clockMoved()
 		if st.pts.pending(e.procTime) && !slices.Contains(e.procPending, st) {
 			e.procPending = append(e.procPending, st)
 		}

@@ -426,6 +426,44 @@ func TestOnTimerContext(t *testing.T) {
 	})
 }
 
+// TestProcessingTimeTimerInThePast: a processing-time timer for a time
+// that already passed fires as soon as the element that set it is done,
+// before the next element; one for the current time fires when the clock
+// moves (Flink's ProcessingTimeServiceUtil.getProcessingTimeDelay: no
+// delay for a past time, 1 ms for the current one). Before, a past timer
+// waited for the clock to move.
+func TestProcessingTimeTimerInThePast(t *testing.T) {
+	backends(t, func(t *testing.T, backend string) {
+		h := processHarness[string](t, backend, pastTimers{})
+		h.SetProcessingTime(100)
+		h.ProcessElementNoTS(-10) // timer at 90
+		h.ProcessElementNoTS(0)   // timer at 100
+		h.ProcessElementNoTS(-20) // timer at 80
+		want := []optest.Element{
+			optest.RecNoTS("element -10"), optest.RecNoTS("fired 90 at 100"),
+			optest.RecNoTS("element 0"),
+			optest.RecNoTS("element -20"), optest.RecNoTS("fired 80 at 100"),
+		}
+		expectOutput(t, h.Output(""), want)
+		h.SetProcessingTime(101)
+		expectOutput(t, h.Output(""), append(want, optest.RecNoTS("fired 100 at 101")))
+	})
+}
+
+// pastTimers sets a processing-time timer at the current time plus the
+// record's value.
+type pastTimers struct{}
+
+func (pastTimers) ProcessElement(ctx *runtime.ProcessContext[string], v int64) error {
+	ctx.Collect(fmt.Sprint("element ", v))
+	return ctx.RegisterProcessingTimeTimer(ctx.CurrentProcessingTime() + v)
+}
+
+func (pastTimers) OnTimer(ctx *runtime.ProcessContext[string], ts int64, _ runtime.TimeDomain) error {
+	ctx.Collect(fmt.Sprintf("fired %d at %d", ts, ctx.CurrentProcessingTime()))
+	return nil
+}
+
 // records drops the watermarks and statuses of an output.
 func records(es []optest.Element) []optest.Element {
 	var out []optest.Element
