@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"streamdbg/state"
 )
@@ -19,6 +20,12 @@ type OperatorContext struct {
 	// element being handled
 	rec   Record
 	where Where
+	// procTimer is the time of the processing-time timer whose OnTimer
+	// runs (inProcTimer): what the timer emits to the main output has no
+	// timestamp, but Timestamp and side outputs give the timer's, as
+	// Flink's OnTimerContext does.
+	procTimer   int64
+	inProcTimer bool
 	// err is a misuse found while the operator ran (a side output without
 	// a tag); the step fails with it when the operator returns.
 	err error
@@ -107,16 +114,28 @@ func (c *OperatorContext) EmitAt(v any, ts int64) {
 	c.exec.emit(c, "", Record{Value: v, Timestamp: ts, HasTimestamp: true})
 }
 
-// EmitSide sends a record to a side output. The empty tag names no side
-// output: the step fails (Flink refuses a null OutputTag).
+// EmitSide sends a record with the context's Timestamp to a side output.
+// The empty tag names no side output: the step fails (Flink refuses a null
+// OutputTag).
 func (c *OperatorContext) EmitSide(tag string, v any) {
+	ts, ok := c.Timestamp()
+	c.emitSide(tag, Record{Value: v, Timestamp: ts, HasTimestamp: ok})
+}
+
+// EmitSideAt sends a record with the given timestamp to a side output (a
+// window function's side outputs carry the window's max timestamp).
+func (c *OperatorContext) EmitSideAt(tag string, v any, ts int64) {
+	c.emitSide(tag, Record{Value: v, Timestamp: ts, HasTimestamp: true})
+}
+
+func (c *OperatorContext) emitSide(tag string, r Record) {
 	if tag == "" {
 		if c.err == nil {
-			c.err = fmt.Errorf("operator %q emitted %s to a side output without a tag: name side outputs with runtime.NewOutputTag (the empty tag is not the main output)", c.inst.info.Name, describeValue(v))
+			c.err = fmt.Errorf("operator %q emitted %s to a side output without a tag: name side outputs with runtime.NewOutputTag (the empty tag is not the main output)", c.inst.info.Name, describeValue(r.Value))
 		}
 		return
 	}
-	c.exec.emit(c, tag, Record{Value: v, Timestamp: c.rec.Timestamp, HasTimestamp: c.rec.HasTimestamp})
+	c.exec.emit(c, tag, r)
 }
 
 // EmitWatermark sends a watermark to the operator's outputs (operators that
@@ -137,8 +156,14 @@ func (c *OperatorContext) emitRecord(r Record) {
 	c.exec.emit(c, "", r)
 }
 
-// Timestamp is the current record's timestamp, or the firing timer's.
-func (c *OperatorContext) Timestamp() (int64, bool) { return c.rec.Timestamp, c.rec.HasTimestamp }
+// Timestamp is the current record's timestamp, or the firing timer's (of
+// either time domain).
+func (c *OperatorContext) Timestamp() (int64, bool) {
+	if c.inProcTimer {
+		return c.procTimer, true
+	}
+	return c.rec.Timestamp, c.rec.HasTimestamp
+}
 
 // Watermark is the operator's current event time.
 func (c *OperatorContext) Watermark() int64 { return c.inst.wm }
@@ -182,6 +207,13 @@ func (c *OperatorContext) RegisterTimer(d TimeDomain, ts int64, ns []byte) error
 	var added bool
 	if d == ProcessingTime {
 		added, err = c.inst.svc.addProcessing(t)
+		if added && ts < c.exec.procTime && !slices.Contains(c.exec.procPending, c.st) {
+			// A time already passed: the timer fires as soon as the
+			// element in hand is done, as Flink schedules it with no
+			// delay (a timer at the current time waits for the clock to
+			// move, as Flink's waits 1 ms).
+			c.exec.procPending = append(c.exec.procPending, c.st)
+		}
 	} else {
 		added, err = q.Add(t)
 	}

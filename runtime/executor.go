@@ -981,10 +981,14 @@ func (e *Executor) fire(st *subtask, inst *opInstance, t state.Timer, d TimeDoma
 	ctx := inst.ctx
 	inst.keyed.SetCurrentKey(t.Key, t.KeyGroup)
 	// An event-time timer's records carry its timestamp; a processing-time
-	// timer's carry none (Flink erases it).
+	// timer's main output carries none (Flink erases it), its context's
+	// timestamp and side outputs are the timer's (OnTimerContext).
 	ctx.rec = Record{}
 	if d == EventTime {
 		ctx.rec = Record{Timestamp: t.Timestamp, HasTimestamp: true}
+	} else {
+		ctx.procTimer, ctx.inProcTimer = t.Timestamp, true
+		defer func() { ctx.inProcTimer = false }()
 	}
 	if e.trace != nil {
 		info.Key = ctx.CurrentKey()
@@ -1131,6 +1135,7 @@ func (e *Executor) advanceProcessingTime(ms int64) {
 		e.countEvent()
 	}
 	for _, st := range e.subtasks {
+		st.pts.clockMoved()
 		if st.pts.pending(e.procTime) && !slices.Contains(e.procPending, st) {
 			e.procPending = append(e.procPending, st)
 		}

@@ -387,3 +387,90 @@ func TestRestoredOperatorsStartAtMinWatermark(t *testing.T) {
 		expectOutput(t, h.Output(""), []optest.Element{optest.Rec(fmt.Sprintf("6TIME:%d TS:13", runtime.MinWatermark), 13), optest.WM(10), optest.Rec("7TIME:10 TS:14", 14)})
 	})
 }
+
+// timerContext sets an event-time and a processing-time timer 5 ms ahead;
+// each timer reports what its context says and emits to a side output.
+type timerContext struct{}
+
+func (timerContext) ProcessElement(ctx *runtime.ProcessContext[string], _ int64) error {
+	if err := ctx.RegisterEventTimeTimer(ctx.CurrentWatermark() + 5); err != nil {
+		return err
+	}
+	return ctx.RegisterProcessingTimeTimer(ctx.CurrentProcessingTime() + 5)
+}
+
+func (timerContext) OnTimer(ctx *runtime.ProcessContext[string], ts int64, d runtime.TimeDomain) error {
+	ctx.Collect(fmt.Sprintf("%s timer %d key %v TS:%s", d, ts, ctx.CurrentKey(), tsString(ctx)))
+	ctx.Output("side", fmt.Sprint(d))
+	return nil
+}
+
+// TestOnTimerContext: in OnTimer the context's timestamp is the timer's in
+// both time domains, and so is the timestamp of side outputs, while the
+// main output of a processing-time timer has none: Flink's
+// KeyedProcessOperator (onProcessingTime erases the collector's timestamp;
+// OnTimerContextImpl.timestamp() and output() use timer.getTimestamp()).
+// Before, a processing-time timer's context had no timestamp and its side
+// outputs none either.
+func TestOnTimerContext(t *testing.T) {
+	backends(t, func(t *testing.T, backend string) {
+		h := processHarness[string](t, backend, timerContext{}, "side")
+		h.ProcessWatermark(0)
+		h.ProcessElement(17, 42)
+		h.SetProcessingTime(5)
+		h.ProcessWatermark(5)
+		expectOutput(t, h.Output(""), []optest.Element{optest.WM(0),
+			optest.RecNoTS("processing timer 5 key 17 TS:5"),
+			optest.Rec("event timer 5 key 17 TS:5", 5), optest.WM(5)})
+		expectOutput(t, records(h.Output("side")), []optest.Element{optest.Rec("processing", 5), optest.Rec("event", 5)})
+	})
+}
+
+// TestProcessingTimeTimerInThePast: a processing-time timer for a time
+// that already passed fires as soon as the element that set it is done,
+// before the next element; one for the current time fires when the clock
+// moves (Flink's ProcessingTimeServiceUtil.getProcessingTimeDelay: no
+// delay for a past time, 1 ms for the current one). Before, a past timer
+// waited for the clock to move.
+func TestProcessingTimeTimerInThePast(t *testing.T) {
+	backends(t, func(t *testing.T, backend string) {
+		h := processHarness[string](t, backend, pastTimers{})
+		h.SetProcessingTime(100)
+		h.ProcessElementNoTS(-10) // timer at 90
+		h.ProcessElementNoTS(0)   // timer at 100
+		h.ProcessElementNoTS(-20) // timer at 80
+		want := []optest.Element{
+			optest.RecNoTS("element -10"), optest.RecNoTS("fired 90 at 100"),
+			optest.RecNoTS("element 0"),
+			optest.RecNoTS("element -20"), optest.RecNoTS("fired 80 at 100"),
+		}
+		expectOutput(t, h.Output(""), want)
+		h.SetProcessingTime(101)
+		expectOutput(t, h.Output(""), append(want, optest.RecNoTS("fired 100 at 101")))
+	})
+}
+
+// pastTimers sets a processing-time timer at the current time plus the
+// record's value.
+type pastTimers struct{}
+
+func (pastTimers) ProcessElement(ctx *runtime.ProcessContext[string], v int64) error {
+	ctx.Collect(fmt.Sprint("element ", v))
+	return ctx.RegisterProcessingTimeTimer(ctx.CurrentProcessingTime() + v)
+}
+
+func (pastTimers) OnTimer(ctx *runtime.ProcessContext[string], ts int64, _ runtime.TimeDomain) error {
+	ctx.Collect(fmt.Sprintf("fired %d at %d", ts, ctx.CurrentProcessingTime()))
+	return nil
+}
+
+// records drops the watermarks and statuses of an output.
+func records(es []optest.Element) []optest.Element {
+	var out []optest.Element
+	for _, e := range es {
+		if e.Kind == optest.Record {
+			out = append(out, e)
+		}
+	}
+	return out
+}

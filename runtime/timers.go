@@ -86,10 +86,14 @@ func (s *timerService) rearm() error {
 // procTimeService is a subtask's processing-time service (Flink's
 // ProcessingTimeService): the physical timers of its operators' timer
 // services, fired in time order (ties in registration order) as the
-// virtual clock passes them.
+// virtual clock passes them. A timer is due once the clock is past its
+// time, or at its time when it was set before the clock moved there: one
+// set for the current time waits for the clock to move, as Flink fires a
+// timer 1 ms after its time (ProcessingTimeServiceUtil).
 type procTimeService struct {
 	timers []*physTimer // active timers, by (time, seq)
 	seq    int64
+	moved  int64 // seq when the clock last moved
 }
 
 // physTimer is one physical processing-time timer.
@@ -128,9 +132,13 @@ func (p *procTimeService) cancel(t *physTimer) {
 	}
 }
 
+// clockMoved notes that the clock moved: timers set so far are due at
+// its new time.
+func (p *procTimeService) clockMoved() { p.moved = p.seq }
+
 // next pops the earliest physical timer due at now.
 func (p *procTimeService) next(now int64) (*physTimer, bool) {
-	if len(p.timers) == 0 || p.timers[0].time > now {
+	if !p.pending(now) {
 		return nil, false
 	}
 	t := p.timers[0]
@@ -140,7 +148,11 @@ func (p *procTimeService) next(now int64) (*physTimer, bool) {
 
 // pending reports whether a physical timer is due at now.
 func (p *procTimeService) pending(now int64) bool {
-	return len(p.timers) > 0 && p.timers[0].time <= now
+	if len(p.timers) == 0 {
+		return false
+	}
+	t := p.timers[0]
+	return t.time < now || t.time == now && t.seq <= p.moved
 }
 
 // times lists the times of the active physical timers, earliest first.

@@ -207,6 +207,7 @@ func (h *timerHarness) advanceWatermark(wm int64) {
 func (h *timerHarness) setCurrentTime(now int64) {
 	h.t.Helper()
 	h.now = now
+	h.pts.clockMoved()
 	for {
 		pt, ok := h.pts.next(now)
 		if !ok {

@@ -151,7 +151,8 @@ func (c timestampedCodec[T]) Display(b []byte) (any, error) {
 }
 
 // DeltaEvictor evicts the elements whose delta to the window's last
-// element is at least Threshold (Flink's DeltaEvictor).
+// element is at least Threshold (Flink's DeltaEvictor; a delta that is
+// NaN compares false and keeps its element).
 type DeltaEvictor struct {
 	Threshold float64
 	// Delta measures how far old is from new (the last element).
@@ -171,7 +172,8 @@ func (e DeltaEvictor) evict(elems []Element) []Element {
 	last := elems[len(elems)-1].Value
 	out := elems[:0:0]
 	for _, el := range elems {
-		if e.Delta(el.Value, last) < e.Threshold {
+		// Flink evicts delta >= threshold: a NaN delta stays.
+		if !(e.Delta(el.Value, last) >= e.Threshold) {
 			out = append(out, el)
 		}
 	}

@@ -109,8 +109,9 @@ func (c *Context[OUT]) Window() Window { return c.w }
 // Collect emits a record with the window's max timestamp.
 func (c *Context[OUT]) Collect(v OUT) { c.op.EmitAt(v, c.w.MaxTimestamp()) }
 
-// Output emits v to the side output tag.
-func (c *Context[OUT]) Output(tag string, v any) { c.op.EmitSide(tag, v) }
+// Output emits v to the side output tag with the window's max timestamp,
+// as Collect (Flink's WindowOperator.WindowContext.output).
+func (c *Context[OUT]) Output(tag string, v any) { c.op.EmitSideAt(tag, v, c.w.MaxTimestamp()) }
 
 // CurrentWatermark is the operator's event time.
 func (c *Context[OUT]) CurrentWatermark() int64 { return c.op.Watermark() }
