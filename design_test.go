@@ -38,7 +38,7 @@ var importRules = []struct {
 	// diff, modify and export read any catalog (ours, Flink's, live) and
 	// use the query language for filters and statements.
 	{"savepoint/diff", []string{"state", "savepoint", "savepoint/flink", "query"}},
-	{"savepoint/modify", []string{"state", "savepoint", "savepoint/flink", "query"}},
+	{"savepoint/modify", []string{"state", "savepoint", "savepoint/flink", "query", "internal/numfmt"}},
 	{"export", []string{"state", "savepoint", "query"}},
 	{"runtime", []string{"state", "state/heapstate", "state/pebblestate", "savepoint"}},
 	{"runtime/window", []string{"state", "runtime"}},

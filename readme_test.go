@@ -1,9 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+
+	"streamdbg/fixtures"
 )
 
 // TestREADMECaptureMatchesGolden keeps the README's capture of the debug
@@ -39,5 +45,48 @@ func TestREADMECaptureMatchesGolden(t *testing.T) {
 			t.Fatalf("README capture line %d is not the golden's (in order):\n%s\nregenerate it from tui/testdata/debug_120x40.golden", n+1, l)
 		}
 		j++
+	}
+}
+
+// TestREADMERunExamplesWithinInputs keeps the README's run examples of the
+// example jobs meaningful: a --steps N stops before the end of the job's
+// embedded input and a --fail-at N is a record of it. (The README asked
+// wordcount's 207 lines for --steps 777 and --fail-at 1500, which then
+// did nothing.)
+func TestREADMERunExamplesWithinInputs(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := map[string]int{}
+	for _, ex := range fixtures.Examples() {
+		if ex.Fixture == "" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("fixtures", "data", ex.Fixture))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines[ex.Name] = bytes.Count(b, []byte("\n"))
+	}
+	cmd := regexp.MustCompile(`streamdbg (?:run|debug) ([a-z-]+)([^\n#]*)`)
+	flag := regexp.MustCompile(`--(steps|fail-at) (\d+)`)
+	checked := 0
+	for _, m := range cmd.FindAllStringSubmatch(string(readme), -1) {
+		job, args := m[1], m[2]
+		n, ok := lines[job]
+		if !ok || strings.Contains(args, "--input") || strings.Contains(args, "--from-savepoint") {
+			continue
+		}
+		for _, f := range flag.FindAllStringSubmatch(args, -1) {
+			v, _ := strconv.Atoi(f[2])
+			if v < 1 || v >= n {
+				t.Errorf("README: %q: --%s %d, but %s's embedded input has %d records", strings.TrimSpace(m[0]), f[1], v, job, n)
+			}
+			checked++
+		}
+	}
+	if checked < 3 {
+		t.Fatalf("checked %d --steps/--fail-at examples; the README has more", checked)
 	}
 }

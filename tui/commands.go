@@ -121,8 +121,12 @@ func (m *Model) quit() tea.Cmd {
 	if nw > 0 {
 		what = append(what, plural(int64(nw), "watch", "watches"))
 	}
+	verb := " go with it."
+	if nb+nw == 1 {
+		verb = " goes with it."
+	}
 	m.showOverlay(&confirm{keys: &m.keys, st: &m.st, yes: tea.Quit,
-		question: []string{"Quit streamdbg? The session's " + strings.Join(what, " and ") + " go with it."}})
+		question: []string{"Quit streamdbg? The session's " + strings.Join(what, " and ") + verb}})
 	return nil
 }
 

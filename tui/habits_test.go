@@ -557,7 +557,7 @@ func TestQuitAndRestartAsk(t *testing.T) {
 	}
 	command(t, m, "break at count")
 	press(t, m, "q")
-	if _, ok := m.overlay.(*confirm); !ok {
+	if c, ok := m.overlay.(*confirm); !ok || !strings.Contains(strings.Join(c.question, " "), "1 breakpoint goes with it") {
 		t.Fatalf("q with a breakpoint did not ask: %T", m.overlay)
 	}
 	press(t, m, "n")

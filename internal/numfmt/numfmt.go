@@ -26,3 +26,11 @@ func Commas(n int64) string {
 	}
 	return string(b)
 }
+
+// Count prints n and the noun that goes with it: "1 entry", "2 entries".
+func Count(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.FormatInt(n, 10) + " " + many
+}

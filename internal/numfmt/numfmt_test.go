@@ -19,3 +19,14 @@ func TestCommas(t *testing.T) {
 		}
 	}
 }
+
+func TestCount(t *testing.T) {
+	for _, c := range []struct {
+		n    int64
+		want string
+	}{{0, "0 entries"}, {1, "1 entry"}, {2, "2 entries"}, {1000, "1000 entries"}} {
+		if got := Count(c.n, "entry", "entries"); got != c.want {
+			t.Errorf("Count(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}

@@ -203,8 +203,12 @@ func Commands() []Command {
 				if dir == "" {
 					return Result{}, errors.New("savepoint: which directory?")
 				}
+				midRecord := !s.exec.Idle()
 				if err := s.Savepoint(vfs.Default, dir); err != nil {
 					return Result{}, err
+				}
+				if midRecord {
+					return Result{Text: fmt.Sprintf("record %d finished, savepoint written to %s (a savepoint is taken between records)", s.exec.Position(), dir)}, nil
 				}
 				return Result{Text: "savepoint written to " + dir}, nil
 			}},

@@ -173,6 +173,13 @@ func TestExecute(t *testing.T) {
 	if r, err := s.Execute(ctx, "savepoint "+dir); err != nil || !strings.Contains(r.Text, dir) {
 		t.Fatalf("savepoint: %v %q", err, r.Text)
 	}
+	// In the middle of a record the savepoint finishes it first and says so.
+	if _, err := s.Execute(ctx, "step"); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := s.Execute(ctx, "savepoint "+dir+"2"); err != nil || !strings.HasPrefix(r.Text, "record ") || !strings.Contains(r.Text, " finished, savepoint written to "+dir+"2") {
+		t.Fatalf("savepoint mid-record: %v %q", err, r.Text)
+	}
 	if _, err := s.Execute(ctx, "nxet"); !errors.Is(err, session.ErrUnknownCommand) {
 		t.Fatalf("want ErrUnknownCommand, got %v", err)
 	}

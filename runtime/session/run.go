@@ -98,7 +98,8 @@ func (s *Session) Run(ctx context.Context, o RunOptions) (RunResult, error) {
 
 // Savepoint writes a savepoint of the current state to dir (which must not
 // exist). The session must be between source events: after StepInto, the
-// event in flight is finished first.
+// event in flight is finished first, and what it emits and writes goes to
+// the outputs and histories as after Next.
 func (s *Session) Savepoint(fs vfs.FS, dir string) error {
 	if err := s.usable(); err != nil {
 		return err
@@ -107,7 +108,10 @@ func (s *Session) Savepoint(fs vfs.FS, dir string) error {
 		if err := s.exec.Next(); err != nil && !errors.Is(err, runtime.ErrFinished) {
 			return err
 		}
-		s.exec.TakeTrace()
+		s.absorb(s.exec.TakeTrace(), s.exec.Position(), nil)
+		if err := s.afterNext(); err != nil {
+			return err
+		}
 	}
 	if err := s.exec.CheckFunctionState(); err != nil {
 		return fmt.Errorf("session: savepoint: %w", err)

@@ -2,6 +2,7 @@ package modify
 
 import (
 	"fmt"
+	"streamdbg/internal/numfmt"
 	"strings"
 
 	"streamdbg/query"
@@ -221,7 +222,7 @@ func (p *FlinkPlan) Statements() []string {
 		if s.delete {
 			verb = "deleted"
 		}
-		out[i] = fmt.Sprintf("%s: %d entries %s", s.text, s.count, verb)
+		out[i] = fmt.Sprintf("%s: %s %s", s.text, numfmt.Count(s.count, "entry", "entries"), verb)
 	}
 	return out
 }

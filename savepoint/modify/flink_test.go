@@ -46,7 +46,7 @@ DELETE FROM "4b818c7923a927796d24b727201ba34d"."state-name" WHERE value = 0`)
 			if err := p.Write(dst); err != nil {
 				t.Fatal(err)
 			}
-			if got := strings.Join(p.Statements(), "\n"); !strings.Contains(got, "2 entries updated") || !strings.Contains(got, "1 entries deleted") {
+			if got := strings.Join(p.Statements(), "\n"); !strings.Contains(got, "2 entries updated") || !strings.Contains(got, "1 entry deleted") {
 				t.Fatalf("report:\n%s", got)
 			}
 			out, err := flink.Open(dst)

@@ -18,6 +18,7 @@ package modify
 import (
 	"fmt"
 	"slices"
+	"streamdbg/internal/numfmt"
 	"strings"
 	"sync/atomic"
 
@@ -339,7 +340,7 @@ func (p *Plan) Statements() []string {
 	out := make([]string, len(p.stmts))
 	for i, s := range p.stmts {
 		verb := map[stmtKind]string{kindUpdate: "updated", kindDelete: "deleted", kindInsert: "inserted", kindDrop: "dropped"}[s.kind]
-		out[i] = fmt.Sprintf("%s: %d entries %s", s.text, s.count.Load(), verb)
+		out[i] = fmt.Sprintf("%s: %s %s", s.text, numfmt.Count(s.count.Load(), "entry", "entries"), verb)
 	}
 	return out
 }

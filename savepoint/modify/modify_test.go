@@ -124,7 +124,7 @@ func TestUpdateOrdersTotalThenFinish(t *testing.T) {
 	if err := p.Write(vfs.Default, sp2); err != nil {
 		t.Fatal(err)
 	}
-	if got := p.Statements(); len(got) != 1 || !strings.HasSuffix(got[0], ": 1 entries updated") {
+	if got := p.Statements(); len(got) != 1 || !strings.HasSuffix(got[0], ": 1 entry updated") {
 		t.Fatalf("report %q", got)
 	}
 	// savepoint check passes on the result.
@@ -283,7 +283,7 @@ DROP STATE "Source: orders"."offsets";
 			t.Errorf("total: StateMeta says %d entries, %d written", m.Entries, len(after))
 		}
 	}
-	want := []string{"1 entries inserted", "2 entries updated", "1 entries deleted", "1 entries inserted", "4 entries dropped"}
+	want := []string{"1 entry inserted", "2 entries updated", "1 entry deleted", "1 entry inserted", "4 entries dropped"}
 	for i, s := range p.Statements() {
 		if !strings.HasSuffix(s, want[i]) {
 			t.Errorf("statement %d: %q, want %q", i, s, want[i])
