@@ -383,6 +383,12 @@ func (q *queryCmd) Run(e *env) error {
 	}
 	opts := query.Options{SkipUnreadable: q.SkipUnreadable, Warn: func(m state.StateMeta) {
 		fmt.Fprintln(e.stderr, "streamdbg: warning: skipped:", query.UnreadableText(m))
+	}, Partial: func(label string, read int, err error) {
+		if read == 0 {
+			fmt.Fprintf(e.stderr, "streamdbg: warning: skipped %s: %v\n", label, err)
+			return
+		}
+		fmt.Fprintf(e.stderr, "streamdbg: warning: skipped the rest of %s: %v (the %d rows read before the failure are in the result)\n", label, err, read)
 	}}
 	rows, err := query.RunWith(context.Background(), cat, parsed, opts)
 	if err != nil {
@@ -395,7 +401,11 @@ func (q *queryCmd) Run(e *env) error {
 	for _, n := range rows.Notes() {
 		fmt.Fprintln(e.stderr, "streamdbg: note:", n)
 	}
-	return query.Format(e.stdout, rows, q.Format)
+	err = query.Format(e.stdout, rows, q.Format)
+	if se := (*query.ScanError)(nil); errors.As(err, &se) && !q.SkipUnreadable {
+		return fmt.Errorf("%w (--skip-unreadable reads the other states)", err)
+	}
+	return err
 }
 
 type openCmd struct {

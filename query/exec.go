@@ -2,7 +2,7 @@ package query
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"iter"
 	"math"
 	"slices"
@@ -220,10 +220,15 @@ func (pl *plan) read(ctx context.Context, cat Catalog, yield func(*srcRow) bool)
 			if s.keyed.KeyGroups != nil && len(s.keyed.KeyGroups) == 0 {
 				continue // the pinned keys contradict each other
 			}
+			read := 0
 			for row, err := range cat.Keyed(*s.keyed) {
 				if err != nil {
-					return fmt.Errorf("query: reading %s: %w", s.label, err)
+					if pl.partial(s.label, read, err) {
+						break
+					}
+					return &ScanError{Label: s.label, Err: err}
 				}
+				read++
 				kr = row
 				r = srcRow{keyed: &kr}
 				if !yield(&r) {
@@ -234,10 +239,15 @@ func (pl *plan) read(ctx context.Context, cat Catalog, yield func(*srcRow) bool)
 				}
 			}
 		case s.operator != nil:
+			read := 0
 			for row, err := range cat.OperatorState(*s.operator) {
 				if err != nil {
-					return fmt.Errorf("query: reading %s: %w", s.label, err)
+					if pl.partial(s.label, read, err) {
+						break
+					}
+					return &ScanError{Label: s.label, Err: err}
 				}
+				read++
 				or = row
 				r = srcRow{op: &or}
 				if !yield(&r) {
@@ -248,10 +258,15 @@ func (pl *plan) read(ctx context.Context, cat Catalog, yield func(*srcRow) bool)
 				}
 			}
 		case s.timers != nil:
+			read := 0
 			for row, err := range cat.Timers(*s.timers) {
 				if err != nil {
-					return fmt.Errorf("query: reading timers of %s: %w", s.label, err)
+					if pl.partial("timers of "+s.label, read, err) {
+						break
+					}
+					return &ScanError{Label: "timers of " + s.label, Err: err}
 				}
+				read++
 				tr = row
 				r = srcRow{timer: &tr}
 				if !yield(&r) {
@@ -264,6 +279,31 @@ func (pl *plan) read(ctx context.Context, cat Catalog, yield func(*srcRow) bool)
 		}
 	}
 	return nil
+}
+
+// ScanError is a state (or an operator's timers) that failed while it was
+// read: Label names it (operator.state, "all keyed states", "timers of
+// OPERATOR").
+type ScanError struct {
+	Label string
+	Err   error
+}
+
+func (e *ScanError) Error() string { return "query: reading " + e.Label + ": " + e.Err.Error() }
+func (e *ScanError) Unwrap() error { return e.Err }
+
+// partial says whether a scan that failed after read rows ends there and
+// the query goes on with the other scans (Options.SkipUnreadable; the
+// failure is reported to Options.Partial), or fails. A cancelled query
+// always fails.
+func (pl *plan) partial(label string, read int, err error) bool {
+	if !pl.opts.SkipUnreadable || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	if pl.opts.Partial != nil {
+		pl.opts.Partial(label, read, err)
+	}
+	return true
 }
 
 // execute runs the plan, yielding output rows.

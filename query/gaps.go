@@ -14,6 +14,11 @@ type Options struct {
 	// failing; Warn is told about each state left out.
 	SkipUnreadable bool
 	Warn           func(skipped state.StateMeta)
+	// Partial, under SkipUnreadable, is told about a state (label: its
+	// operator.state, or "timers of OPERATOR") whose reading failed after
+	// read rows: those rows are in the result, the rest of the state is
+	// not, and the query goes on with the other states.
+	Partial func(label string, read int, err error)
 }
 
 // UnreadableError is returned when a query needs states that the catalog

@@ -234,6 +234,10 @@ type plan struct {
 	scans   []scan
 	pushed  []string
 	skipped []state.StateMeta // unreadable states left out (Options.SkipUnreadable)
+	// opts: under SkipUnreadable every state (timers: every operator) is
+	// a scan of its own, so that one failing while it is read ends only
+	// its own scan (read).
+	opts Options
 	// notes name the pinned values no row can have (unknownNames): a
 	// query of them reads nothing, most likely because of a typo, said
 	// with the nearest name (Rows.Notes).
@@ -453,7 +457,7 @@ var fixedNames = func() map[string][]string {
 // cannot read (StateMeta.Status) that the query needs fails the plan, or
 // is left out under opts.SkipUnreadable.
 func planQuery(cat Catalog, p *program, opts Options) (*plan, error) {
-	pl := &plan{program: p}
+	pl := &plan{program: p, opts: opts}
 	pd := p.pushdown()
 	pl.notes = unknownNames(cat, pd, p.table)
 	use := func(cols ...string) {
@@ -484,7 +488,7 @@ func planQuery(cat Catalog, p *program, opts Options) (*plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !pushed && !skipped {
+		if !pushed && !skipped && !opts.SkipUnreadable {
 			pl.scans = []scan{{label: "all keyed states", keyed: &state.KeyedScan{}, keyGroups: "all"}}
 			break
 		}
@@ -500,7 +504,7 @@ func planQuery(cat Catalog, p *program, opts Options) (*plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !pushed && !skipped {
+		if !pushed && !skipped && !opts.SkipUnreadable {
 			pl.scans = []scan{{label: "all operator states", operator: &state.OperatorScan{}}}
 			break
 		}
@@ -521,7 +525,7 @@ func planQuery(cat Catalog, p *program, opts Options) (*plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !pushed && !skipped {
+		if !pushed && !skipped && !opts.SkipUnreadable {
 			pl.scans = []scan{{label: "all timers", timers: &state.TimerScan{}, keyGroups: "all"}}
 			break
 		}

@@ -43,6 +43,17 @@ func parseBlock(data []byte, file string, off int64) (block, error) {
 	}
 	b.numRestarts = n
 	b.restarts = end - 4*n
+	if b.restarts == 0 && n > 0 {
+		// No entries: RocksDB's BlockBuilder still writes its first
+		// restart point, at 0 (the index block of a table holding only
+		// range deletions).
+		for i := range n {
+			if b.restart(i) != 0 {
+				return b, corruptf(file, off, "block without entries has restart point %d at %d", i, b.restart(i))
+			}
+		}
+		b.numRestarts = 0
+	}
 	return b, nil
 }
 
