@@ -242,6 +242,9 @@ func resolveShared(roots checkpointRoots, origins []string, h *streamHandle) (*c
 			return false, 0, nil
 		}
 		p := filepath.Join(root.path, rel)
+		if slices.Contains(tried, p) {
+			return false, 0, nil // a candidate already tried (and absent)
+		}
 		tried = append(tried, p)
 		fi, err := root.lstat(rel)
 		switch {

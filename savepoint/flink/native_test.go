@@ -188,6 +188,17 @@ func TestRetainedCheckpointMissingSharedFile(t *testing.T) {
 	if !strings.Contains(got.Error(), ".sst") || !strings.Contains(got.Error(), victim) {
 		t.Errorf("error %q does not name the missing file", got)
 	}
+	// Each place looked in is named once (shared/<file> was listed twice:
+	// as the path under the checkpoint's parent and as its last two
+	// components).
+	if _, rest, ok := strings.Cut(got.Error(), "(looked for "); !ok {
+		t.Errorf("error %q does not say where it looked", got)
+	} else {
+		tried := strings.Split(rest[:strings.IndexByte(rest, ')')], ", ")
+		if len(tried) < 2 || len(slices.Compact(slices.Sorted(slices.Values(tried)))) != len(tried) {
+			t.Errorf("looked for %q: want two places or more, each once", tried)
+		}
+	}
 	// StateMeta lists the gap; the operator's notes too.
 	for _, m := range sp.States() {
 		if m.OperatorID == op && m.Scope == state.ScopeKeyed && !strings.Contains(m.Status, victim) {
