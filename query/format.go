@@ -161,14 +161,14 @@ func formatTable(w *bufio.Writer, rows *Rows) error {
 		if started {
 			line = line[:0]
 			for _, v := range row {
-				line = append(line, cellText(v))
+				line = append(line, tableCell(v))
 			}
 			writeLine(line)
 			continue
 		}
 		line := make([]string, len(row))
 		for i, v := range row {
-			line[i] = cellText(v)
+			line[i] = tableCell(v)
 			widths[i] = max(widths[i], utf8.RuneCountInString(line[i]))
 			switch v.(type) {
 			case int64, float64, nil:
@@ -195,6 +195,31 @@ func formatTable(w *bufio.Writer, rows *Rows) error {
 
 // cellText is formatText with control characters escaped, so one row stays
 // one line.
+// maxTableCell is the most characters a cell of the table format shows:
+// a longer value (a list of 20,000 elements, a 1 MB string) is cut, with
+// its length, so that one value does not widen every line of its column
+// (csv and json print values whole).
+const maxTableCell = 200
+
+// tableCell is cellText cut to maxTableCell characters.
+func tableCell(v any) string {
+	s := cellText(v)
+	if len(s) <= maxTableCell {
+		return s
+	}
+	n := utf8.RuneCountInString(s)
+	if n <= maxTableCell {
+		return s
+	}
+	keep := maxTableCell - 24
+	i := 0
+	for range keep {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return s[:i] + fmt.Sprintf("… (%d chars)", n)
+}
+
 func cellText(v any) string {
 	s := formatText(v)
 	if strings.IndexFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }) < 0 {

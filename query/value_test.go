@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"streamdbg/state"
 )
@@ -364,5 +365,51 @@ func TestMayEqual(t *testing.T) {
 		if got := mayEqual(tc.v, tc.w); got != tc.want {
 			t.Errorf("mayEqual(%#v, %#v) = %v, want %v", tc.v, tc.w, got, tc.want)
 		}
+	}
+}
+
+// TestTableCutsLongCells: a value of a million characters (a RocksDB
+// list of 20,000 elements, a 1 MB string) is cut in the table format,
+// with its length, so that it does not widen every line of its column:
+// before, one such value made a diff's table output 21.8 GB. CSV prints
+// it whole.
+func TestTableCutsLongCells(t *testing.T) {
+	long := strings.Repeat("é", 1<<20)
+	mk := func() *Rows {
+		return &Rows{cols: []string{"value", "key"}, run: func(yield func([]any) bool) error {
+			for i, v := range []any{"short", long, strings.Repeat("x", maxTableCell)} {
+				if !yield([]any{v, fmt.Sprintf("k%d", i)}) {
+					return nil
+				}
+			}
+			return nil
+		}}
+	}
+	var out bytes.Buffer
+	if err := Format(&out, mk(), "table"); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 6 {
+		t.Fatalf("%d lines:\n%s", len(lines), out.String())
+	}
+	for _, l := range lines {
+		if n := utf8.RuneCountInString(l); n > maxTableCell+10 {
+			t.Errorf("a line of %d characters: %.80q…", n, l)
+		}
+	}
+	if !strings.HasPrefix(lines[3], strings.Repeat("é", maxTableCell-24)+"… (1048576 chars)") || !strings.HasSuffix(lines[3], "  k1") {
+		t.Errorf("the long value's line: %.300q", lines[3])
+	}
+	// A value of exactly the limit is shown whole.
+	if !strings.HasPrefix(lines[4], strings.Repeat("x", maxTableCell)+"  k2") {
+		t.Errorf("a value of %d characters was cut: %.300q", maxTableCell, lines[4])
+	}
+	out.Reset()
+	if err := Format(&out, mk(), "csv"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), long+",k1\n") {
+		t.Error("csv cut the long value")
 	}
 }
