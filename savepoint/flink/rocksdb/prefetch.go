@@ -47,9 +47,10 @@ import (
 const (
 	prefetchAhead  = 2 // batches loading ahead of the one being served
 	prefetchSlots  = prefetchAhead + 2
-	prefetchMin    = 64 << 10     // the first batch after a positioning
-	prefetchMax    = readaheadMax // batches grow to this many bytes
-	prefetchBlocks = 256          // blocks per batch at most
+	prefetchMin    = 64 << 10         // the first batch after a positioning
+	prefetchMax    = readaheadMax     // batches grow to this many bytes
+	prefetchDecMax = 16 * prefetchMax // a window of decompressed blocks, at most (16:1)
+	prefetchBlocks = 256              // blocks per batch at most
 	prefetchMemory = 64 << 20
 )
 
@@ -321,10 +322,12 @@ func (t *Table) loadBatch(sl *prefetchSlot) {
 	start := hs[0].offset
 	last := hs[len(hs)-1]
 	n := int(last.offset + last.size + blockTrailerLen - start)
+	// The window grows to prefetchMax, and never past the table's size.
+	window := int(min(int64(prefetchMax), t.size))
 	if cap(sl.raw) < n {
 		buf := spareBuf(&spareRaw, n)
 		if buf == nil {
-			buf = make([]byte, max(n, prefetchMax)) // the window grows to prefetchMax: allocate once
+			buf = make([]byte, max(n, window)) // allocate once for the whole window
 		}
 		sl.acct.hold(cap(buf) - cap(sl.raw))
 		sl.raw = buf
@@ -343,8 +346,12 @@ func (t *Table) loadBatch(sl *prefetchSlot) {
 	if cap(sl.dec) < need {
 		buf := spareBuf(&spareDec, need)
 		if buf == nil {
-			// Sized for a full window of blocks like these, with some room.
-			buf = make([]byte, max(need, int(int64(need)*int64(prefetchMax)/int64(n)))*9/8)
+			// Sized for a full window of blocks like these, with some
+			// room, but not past prefetchDecMax: blocks that say they
+			// decompress to far more than their size (highly compressible
+			// data, or a header that lies) get buffers of their own
+			// size, batch by batch.
+			buf = make([]byte, max(need, min(int(int64(need)*int64(window)/int64(n)), prefetchDecMax))*9/8)
 		}
 		sl.acct.hold(cap(buf) - cap(sl.dec))
 		sl.dec = buf
