@@ -1,6 +1,11 @@
 package query
 
-import "streamdbg/state"
+import (
+	"maps"
+	"slices"
+
+	"streamdbg/state"
+)
 
 // Env gives an expression's names their values: breakpoint conditions see
 // key, value, record, operator and state lookups, as the session defines.
@@ -19,13 +24,10 @@ func (m EnvMap) Lookup(name string) (any, bool) {
 	return v, ok
 }
 
-// Names lists the names, for hints.
+// Names lists the names in order, for hints (the same message every
+// time: a map's order is not).
 func (m EnvMap) Names() []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
+	return slices.Sorted(maps.Keys(m))
 }
 
 // Compiled is a checked expression ready to evaluate many times, as a
