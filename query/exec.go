@@ -5,6 +5,7 @@ import (
 	"errors"
 	"iter"
 	"math"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -498,9 +499,31 @@ func (a *accumulator) intSum() (int64, bool) {
 	return int64(a.sumLo), a.sumHi == int64(a.sumLo)>>63
 }
 
-// floatSum is the sum as a float64.
+// bigSum is the exact sum.
+func (a *accumulator) bigSum() *big.Int {
+	hi := new(big.Int).Lsh(big.NewInt(a.sumHi), 64)
+	return hi.Add(hi, new(big.Int).SetUint64(a.sumLo))
+}
+
+// floatSum is the sum as a float64, correctly rounded. (Adding the halves
+// as floats cancelled a small negative total: -25 is 2^64 - 25 in sumLo,
+// which rounds to 2^64, and came out 0.)
 func (a *accumulator) floatSum() float64 {
-	return float64(a.sumHi)*(1<<64) + float64(a.sumLo)
+	if s, ok := a.intSum(); ok {
+		return float64(s)
+	}
+	f, _ := new(big.Float).SetInt(a.bigSum()).Float64()
+	return f
+}
+
+// intAvg is the exact mean of the int64 numbers summed, correctly rounded
+// to a float64.
+func (a *accumulator) intAvg() float64 {
+	if s, ok := a.intSum(); ok && s > -1<<53 && s < 1<<53 {
+		return float64(s) / float64(a.n) // both exact: one rounding
+	}
+	f, _ := new(big.Rat).SetFrac(a.bigSum(), big.NewInt(a.n)).Float64()
+	return f
 }
 
 func (a *accumulator) add(spec *aggSpec, v any) {
@@ -560,7 +583,7 @@ func (a *accumulator) result(spec *aggSpec) (any, error) {
 		if a.isFloat {
 			return a.sumF / float64(a.n), nil
 		}
-		return a.floatSum() / float64(a.n), nil
+		return a.intAvg(), nil
 	}
 	return a.best, nil
 }
