@@ -124,10 +124,26 @@ func (sp *Savepoint) Rewrite(dst string, edit KeyedEdit) (rep *RewriteReport, er
 	}
 	rep = &RewriteReport{}
 	rewritten := map[string]bool{}
+	keyedStates := map[string][]string{} // operator id → its keyed states
+	for _, m := range sp.States() {
+		if m.Scope == state.ScopeKeyed {
+			keyedStates[m.OperatorID] = append(keyedStates[m.OperatorID], m.StateName)
+		}
+	}
 	for _, op := range sp.md.operators {
 		for _, st := range op.subtasks {
 			h := st.keyed
-			if h == nil || h.native != nil {
+			if h == nil {
+				continue
+			}
+			if h.native != nil {
+				// RocksDB's own files: refused rather than copied
+				// unchanged (which reported 0 entries changed).
+				for _, name := range keyedStates[op.id] {
+					if edit.Touches(op.id, name) {
+						return nil, fmt.Errorf("flink: rewrite: operator %s: keyed state of a native RocksDB savepoint or checkpoint (RocksDB's own files) cannot be rewritten; take a canonical savepoint of the job (flink stop --type canonical) and modify that: %w", sp.opName(op), ErrUnsupported)
+					}
+				}
 				continue
 			}
 			if h.changelog != nil {

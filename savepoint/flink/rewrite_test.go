@@ -3,6 +3,7 @@ package flink_test
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -280,5 +281,22 @@ func TestRewriteRefuses(t *testing.T) {
 	}
 	if _, err := os.Stat(dst); !os.IsNotExist(err) {
 		t.Fatal("a failed rewrite left its target")
+	}
+	// A native RocksDB savepoint's keyed state is RocksDB's own files:
+	// refused (it was copied unchanged, and 0 entries said changed). An
+	// edit of states it does not touch still copies it.
+	sp, err = flink.Open(filepath.Join(rewriteSamples, "udf-flink1.20-rocksdb-savepoint-native"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit = &keyEdit{op: "d5c8b168c6cbfe8c507a10f88b325243", state: "state-name", set: map[int64]any{1: int64(5)}}
+	if _, err := sp.Rewrite(dst, edit); err == nil || !errors.Is(err, flink.ErrUnsupported) || !strings.Contains(err.Error(), "native RocksDB") {
+		t.Fatalf("rewrote a native RocksDB savepoint: %v", err)
+	}
+	if _, err := os.Stat(dst); !os.IsNotExist(err) {
+		t.Fatal("a failed rewrite left its target")
+	}
+	if _, err := sp.Rewrite(dst, &keyEdit{op: "d5c8b168c6cbfe8c507a10f88b325243", state: "no-such-state"}); err != nil {
+		t.Fatalf("an edit of no state of the native savepoint: %v", err)
 	}
 }
