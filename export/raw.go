@@ -162,7 +162,7 @@ func exportRawRange(ctx context.Context, sp *savepoint.Savepoint, op state.Opera
 			fields := [4][]byte{e.Key, e.Namespace, e.UserKey, e.Value}
 			for i, conv := range [4]rawConv{cur.key, cur.ns, cur.uk, cur.vl} {
 				c := fl.bySrc[i+2]
-				if i == 2 && e.UserKey == nil {
+				if i == 2 && e.UserKey == nil && cur.meta.Kind != state.KindMap { // a map key of no bytes is the empty string
 					c.null()
 					continue
 				}

@@ -118,7 +118,7 @@ func (c liveCatalog) scanInstance(inst *opInstance, scan state.KeyedScan, timers
 				row.Value = ts
 			} else {
 				row.Value = display(m.ValueType, en.Value)
-				if en.UserKey != nil {
+				if en.UserKey != nil || m.Kind == state.KindMap {
 					row.UserKey = display(m.UserKeyType, en.UserKey)
 				}
 			}

@@ -167,7 +167,8 @@ func (m *rowMaker) row(op *operator, sub *SubtaskMeta, e *state.Entry) state.Key
 		} else {
 			row.UserKey = state.Hex(bytes.Clone(e.UserKey))
 		}
-	case e.UserKey != nil:
+	case e.UserKey != nil || m.cur.Kind == state.KindMap:
+		// A map key of no bytes (the empty string) is stored as none.
 		row.UserKey = m.disp.userKey(e.UserKey)
 	}
 	return row

@@ -172,7 +172,7 @@ func (r *rowEnv) field(i int) any {
 			switch {
 			case m.Kind.IsList():
 				v = decodeAs("position", r.e.UserKey)
-			case r.e.UserKey != nil:
+			case r.e.UserKey != nil || m.Kind == state.KindMap: // a map key of no bytes is the empty string
 				v = decodeAs(m.UserKeyType, r.e.UserKey)
 			}
 		case 3:
