@@ -169,3 +169,23 @@ func TestEmptyMapKeyFromSavepoint(t *testing.T) {
 		t.Errorf("after the DELETE: %q, want %q", out, want)
 	}
 }
+
+// TestEmptyKeyIntoBroadcastOperator: a click of user "" (a key of no
+// bytes) is a keyed element of enrich's KeyedBroadcastProcessFunction,
+// not a broadcast one. (It failed the job: "keyed state "clicks" used
+// while handling a broadcast element, which has no key".)
+func TestEmptyKeyIntoBroadcastOperator(t *testing.T) {
+	dir := t.TempDir()
+	clicks := filepath.Join(dir, "clicks.jsonl")
+	if err := os.WriteFile(clicks, []byte(`{"user": "", "page": "/a", "ts": "2026-01-01T00:00:05Z"}
+{"user": "u1", "page": "/a", "ts": "2026-01-01T00:00:06Z"}
+{"user": "", "page": "/b", "ts": "2026-01-01T00:00:07Z"}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := cmd(t, "run", "enrich", "--input", "rules="+filepath.Join("fixtures", "data", "enrich", "rules.jsonl"), "--input", "clicks="+clicks,
+		"--query", "SELECT key, value FROM keyed_state WHERE state_name = 'clicks' ORDER BY key", "--format", "csv")
+	if want := "key,value\n,2\nu1,1\n"; code != 0 || out != want {
+		t.Fatalf("exit %d, %q (%s), want %q", code, out, errs, want)
+	}
+}

@@ -900,8 +900,10 @@ func (e *Executor) run(st *subtask, inst *opInstance, w work, info *StepInfo) er
 			info.Input = int(w.input) + 1
 		}
 		if inst.keyed != nil {
-			if w.key == nil && inst.two != nil {
+			if inst.broadcastInput(w.input) {
 				// A broadcast element: no key (Flink's broadcast side).
+				// (Not told by a nil key: the empty string's key is no
+				// bytes, and a click of user "" was taken for one.)
 				inst.noKey = true
 				defer func() { inst.noKey = false }()
 			} else {
@@ -1502,6 +1504,13 @@ func (e *Executor) guard(st *subtask, inst *opInstance, w *work, f func() error)
 	return nil
 }
 
+// broadcastInput reports whether input (0 the first, 1 the second) of a
+// two-input operator carries a BroadcastStream: its elements have no key.
+func (o *opInstance) broadcastInput(input uint8) bool {
+	two := o.info.node.two
+	return o.two != nil && two != nil && two.broadcast == int(input)
+}
+
 func (e *Executor) fail(st *subtask, inst *opInstance, w *work, cause error, stack string) error {
 	clear(e.chained)
 	e.chained = e.chained[:0]
@@ -1510,7 +1519,7 @@ func (e *Executor) fail(st *subtask, inst *opInstance, w *work, cause error, sta
 		switch w.kind {
 		case wRecord:
 			f.Record = describeValue(plainValue(w.rec.Value))
-			if inst.keyed != nil && (w.key != nil || inst.two == nil) {
+			if inst.keyed != nil && !inst.broadcastInput(w.input) {
 				f.Key = describeValue(inst.ctx.CurrentKey())
 			}
 		case wSourcePull:
