@@ -142,7 +142,7 @@ func TestSkipUnreadableRocksDBBlock(t *testing.T) {
 // TestEmptyMapKeyFromSavepoint: a map key that is the empty string (an
 // order of product "") is stored as no bytes; read back from our
 // savepoint it is still "", not NULL, in query, modify's WHERE and
-// export. (It read as NULL: `user_key = ''` found nothing, so a DELETE of
+// export. (It read as NULL: `user_key = ”` found nothing, so a DELETE of
 // it deleted nothing.)
 func TestEmptyMapKeyFromSavepoint(t *testing.T) {
 	dir := t.TempDir()
