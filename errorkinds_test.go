@@ -142,8 +142,8 @@ func TestSkipUnreadableRocksDBBlock(t *testing.T) {
 // TestEmptyMapKeyFromSavepoint: a map key that is the empty string (an
 // order of product "") is stored as no bytes; read back from our
 // savepoint it is still "", not NULL, in query, modify's WHERE and
-// export. (It read as NULL: `user_key = ”` found nothing, so a DELETE of
-// it deleted nothing.)
+// export. (It read as NULL: a WHERE of user_key equal to the empty
+// string found nothing, so a DELETE of it deleted nothing.)
 func TestEmptyMapKeyFromSavepoint(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "orders.jsonl")
