@@ -2,10 +2,13 @@ package modify
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"iter"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
@@ -68,6 +71,7 @@ func (p *Plan) snapshot() (*savepoint.Snapshot, error) {
 		for _, s := range stmts {
 			inserts = inserts || len(s.inserts) > 0
 		}
+		var before, after [][]state.OperatorEntry // broadcast copies, per subtask
 		for _, sub := range om.Subtasks {
 			ss := savepoint.SubtaskSnapshot{Index: sub.Index, KeyGroups: sub.KeyGroups.Range()}
 			if sub.Keyed != nil || inserts {
@@ -78,16 +82,53 @@ func (p *Plan) snapshot() (*savepoint.Snapshot, error) {
 				if err != nil {
 					return nil, err
 				}
+				before = append(before, broadcastOf(es))
 				if es, err = p.operatorEntries(om, sub.Index, es, stmts); err != nil {
 					return nil, err
 				}
+				after = append(after, broadcastOf(es))
 				ss.Operator = es
 			}
 			os.Subtasks = append(os.Subtasks, ss)
 		}
+		if err := sameCopies(om, before, after); err != nil {
+			return nil, err
+		}
 		snap.Operators = append(snap.Operators, os)
 	}
 	return snap, nil
+}
+
+// broadcastOf is the broadcast state entries of one subtask, sorted.
+func broadcastOf(es []state.OperatorEntry) []state.OperatorEntry {
+	var out []state.OperatorEntry
+	for _, e := range es {
+		if e.Kind == state.KindBroadcast {
+			out = append(out, e)
+		}
+	}
+	slices.SortFunc(out, func(a, b state.OperatorEntry) int {
+		return cmp.Or(strings.Compare(a.State, b.State), bytes.Compare(a.Key, b.Key))
+	})
+	return out
+}
+
+// sameCopies refuses statements that leave the subtasks' copies of
+// broadcast state different where the source's were the same: Flink keeps
+// one copy per subtask and takes them to be equal (a job restored from
+// such a savepoint sees other broadcast state in each subtask).
+func sameCopies(om *savepoint.OperatorMeta, before, after [][]state.OperatorEntry) error {
+	equal := func(a, b []state.OperatorEntry) bool {
+		return slices.EqualFunc(a, b, func(x, y state.OperatorEntry) bool {
+			return x.State == y.State && bytes.Equal(x.Key, y.Key) && bytes.Equal(x.Value, y.Value)
+		})
+	}
+	for i := 1; i < len(after); i++ {
+		if equal(before[0], before[i]) && !equal(after[0], after[i]) {
+			return fmt.Errorf("operator %q: the statements leave subtask %d's copy of its broadcast state different from subtask 0's; every subtask keeps a copy and Flink takes them to be equal: change every subtask's copy (no condition on subtask)", om.Name, i)
+		}
+	}
+	return nil
 }
 
 // keyedGroup is the writer's source of one subtask's key groups: the

@@ -474,3 +474,50 @@ DELETE FROM %[1]s WHERE key = '%[2]s' AND user_key = 0`, list, key))
 		t.Errorf("restored lists differ from the savepoint's:\n%v\n%v", live, got)
 	}
 }
+
+// TestBroadcastCopiesStayEqual: every subtask keeps a copy of broadcast
+// state, and Flink takes them to be equal. A statement that changes one
+// subtask's copy only (a condition on subtask) is refused and writes
+// nothing; the same statement over every copy is written. (It was
+// accepted, and the restored job saw other categories in each subtask.)
+func TestBroadcastCopiesStayEqual(t *testing.T) {
+	in, err := os.ReadFile(filepath.Join("..", "..", "fixtures", "data", "enrich", "rules.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := fixtures.Parse("rules.jsonl", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, err := fixtures.Build("enrich", fixtures.Config{Inputs: map[string]*fixtures.Input{"rules": rules}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := session.New(job, session.Options{Options: runtime.Options{Parallelism: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if _, err := s.Run(context.Background(), session.RunOptions{Steps: 40}); err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(t.TempDir(), "sp")
+	if err := s.Savepoint(vfs.Default, src); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), "out")
+	p := compile(t, src, `DELETE FROM "enrich"."categories" WHERE subtask = 0 AND key = '/a'`)
+	if err := p.Write(vfs.Default, dst); err == nil || !strings.Contains(err.Error(), "broadcast state different") {
+		t.Fatalf("one subtask's copy changed: %v", err)
+	}
+	if _, err := os.Stat(dst); !os.IsNotExist(err) {
+		t.Fatal("a refused statement left its target")
+	}
+	p = compile(t, src, `DELETE FROM "enrich"."categories" WHERE key = '/a'`)
+	if err := p.Write(vfs.Default, dst); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Statements(); len(got) != 1 || !strings.HasSuffix(got[0], ": 2 entries deleted") {
+		t.Errorf("every copy: %q, want 2 entries deleted (one per subtask)", got)
+	}
+}
