@@ -283,6 +283,12 @@ func (b *Backend) MaxParallelism() int { return b.maxPar }
 
 // SetCurrentKey sets the key (encoded) and its key group for all tables.
 func (b *Backend) SetCurrentKey(key []byte, keyGroup int) {
+	if b.key == nil {
+		// Set, the key is never nil, as the heap backend's: an empty key
+		// (the empty string's) was nil until a longer one had been set,
+		// and a timer of key "" fired with no current key.
+		b.key = make([]byte, 0, 32)
+	}
 	b.key = append(b.key[:0], key...)
 	b.keyEsc = appendEscaped(b.keyEsc[:0], key)
 	b.keyGroup = keyGroup
