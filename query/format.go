@@ -193,8 +193,6 @@ func formatTable(w *bufio.Writer, rows *Rows) error {
 	return err
 }
 
-// cellText is formatText with control characters escaped, so one row stays
-// one line.
 // maxTableCell is the most characters a cell of the table format shows:
 // a longer value (a list of 20,000 elements, a 1 MB string) is cut, with
 // its length, so that one value does not widen every line of its column
@@ -220,6 +218,8 @@ func tableCell(v any) string {
 	return s[:i] + fmt.Sprintf("… (%d chars)", n)
 }
 
+// cellText is formatText with control characters escaped, so one row stays
+// one line.
 func cellText(v any) string {
 	s := formatText(v)
 	if strings.IndexFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }) < 0 {

@@ -124,12 +124,7 @@ func (sp *Savepoint) Rewrite(dst string, edit KeyedEdit) (rep *RewriteReport, er
 	}
 	rep = &RewriteReport{}
 	rewritten := map[string]bool{}
-	keyedStates := map[string][]string{} // operator id → its keyed states
-	for _, m := range sp.States() {
-		if m.Scope == state.ScopeKeyed {
-			keyedStates[m.OperatorID] = append(keyedStates[m.OperatorID], m.StateName)
-		}
-	}
+	var keyedStates map[string][]string // operator id → its keyed states, listed at the first native handle
 	for _, op := range sp.md.operators {
 		for _, st := range op.subtasks {
 			h := st.keyed
@@ -139,6 +134,14 @@ func (sp *Savepoint) Rewrite(dst string, edit KeyedEdit) (rep *RewriteReport, er
 			if h.native != nil {
 				// RocksDB's own files: refused rather than copied
 				// unchanged (which reported 0 entries changed).
+				if keyedStates == nil {
+					keyedStates = map[string][]string{}
+					for _, m := range sp.States() {
+						if m.Scope == state.ScopeKeyed {
+							keyedStates[m.OperatorID] = append(keyedStates[m.OperatorID], m.StateName)
+						}
+					}
+				}
 				for _, name := range keyedStates[op.id] {
 					if edit.Touches(op.id, name) {
 						return nil, fmt.Errorf("flink: rewrite: operator %s: keyed state of a native RocksDB savepoint or checkpoint (RocksDB's own files) cannot be rewritten; take a canonical savepoint of the job (flink stop --type canonical) and modify that: %w", sp.opName(op), ErrUnsupported)

@@ -71,7 +71,7 @@ func (p *Plan) snapshot() (*savepoint.Snapshot, error) {
 		for _, s := range stmts {
 			inserts = inserts || len(s.inserts) > 0
 		}
-		var before, after [][]state.OperatorEntry // broadcast copies, per subtask
+		var copies []broadcastCopy // per subtask with operator state, when statements touch the operator
 		for _, sub := range om.Subtasks {
 			ss := savepoint.SubtaskSnapshot{Index: sub.Index, KeyGroups: sub.KeyGroups.Range()}
 			if sub.Keyed != nil || inserts {
@@ -82,16 +82,22 @@ func (p *Plan) snapshot() (*savepoint.Snapshot, error) {
 				if err != nil {
 					return nil, err
 				}
-				before = append(before, broadcastOf(es))
+				c := broadcastCopy{subtask: sub.Index}
+				if len(stmts) > 0 {
+					c.before = broadcastOf(es)
+				}
 				if es, err = p.operatorEntries(om, sub.Index, es, stmts); err != nil {
 					return nil, err
 				}
-				after = append(after, broadcastOf(es))
+				if len(stmts) > 0 {
+					c.after = broadcastOf(es)
+					copies = append(copies, c)
+				}
 				ss.Operator = es
 			}
 			os.Subtasks = append(os.Subtasks, ss)
 		}
-		if err := sameCopies(om, before, after); err != nil {
+		if err := sameCopies(om, copies); err != nil {
 			return nil, err
 		}
 		snap.Operators = append(snap.Operators, os)
@@ -113,19 +119,27 @@ func broadcastOf(es []state.OperatorEntry) []state.OperatorEntry {
 	return out
 }
 
+// broadcastCopy is one subtask's broadcast state before and after the
+// statements.
+type broadcastCopy struct {
+	subtask       int
+	before, after []state.OperatorEntry
+}
+
 // sameCopies refuses statements that leave the subtasks' copies of
 // broadcast state different where the source's were the same: Flink keeps
 // one copy per subtask and takes them to be equal (a job restored from
 // such a savepoint sees other broadcast state in each subtask).
-func sameCopies(om *savepoint.OperatorMeta, before, after [][]state.OperatorEntry) error {
+func sameCopies(om *savepoint.OperatorMeta, copies []broadcastCopy) error {
 	equal := func(a, b []state.OperatorEntry) bool {
 		return slices.EqualFunc(a, b, func(x, y state.OperatorEntry) bool {
 			return x.State == y.State && bytes.Equal(x.Key, y.Key) && bytes.Equal(x.Value, y.Value)
 		})
 	}
-	for i := 1; i < len(after); i++ {
-		if equal(before[0], before[i]) && !equal(after[0], after[i]) {
-			return fmt.Errorf("operator %q: the statements leave subtask %d's copy of its broadcast state different from subtask 0's; every subtask keeps a copy and Flink takes them to be equal: change every subtask's copy (no condition on subtask)", om.Name, i)
+	for _, c := range copies[min(1, len(copies)):] {
+		first := copies[0]
+		if equal(first.before, c.before) && !equal(first.after, c.after) {
+			return fmt.Errorf("operator %q: the statements leave subtask %d's copy of its broadcast state different from subtask %d's; every subtask keeps a copy and Flink takes them to be equal: change every subtask's copy (no condition on subtask)", om.Name, c.subtask, first.subtask)
 		}
 	}
 	return nil
